@@ -1,0 +1,104 @@
+// Plain records that flow from the profiler (or an importer) into the session store, and back out
+// to analysis and the views. Times are nanoseconds on one clock per session (CUPTI's timestamp for
+// captures, the trace's clock for imports). Strings are interned: a StringId indexes the session's
+// string table, and 0 is always the empty string.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace fusionscope::storage {
+
+using StringId = uint32_t;
+inline constexpr StringId kNoString = 0;
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  friend bool operator==(const Dim3&, const Dim3&) = default;
+};
+
+// One GPU kernel execution.
+struct KernelRecord {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  uint32_t correlation_id = 0;  // links to the ApiCallRecord that launched it; 0 = unknown
+  StringId name = kNoString;    // as reported (usually mangled); demangling is a view concern
+  StringId op = kNoString;      // the configuration op it belongs to (innermost NVTX op range)
+  Dim3 grid;
+  Dim3 block;
+  uint32_t registers = 0;     // per thread
+  uint32_t static_smem = 0;   // bytes per block
+  uint32_t dynamic_smem = 0;  // bytes per block
+  friend bool operator==(const KernelRecord&, const KernelRecord&) = default;
+};
+
+enum class ApiDomain : uint8_t { kRuntime = 0, kDriver = 1 };
+
+// One CUDA runtime or driver API call on a CPU thread.
+struct ApiCallRecord {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t thread_id = 0;
+  uint32_t correlation_id = 0;
+  StringId name = kNoString;  // e.g. "cudaLaunchKernel"
+  ApiDomain domain = ApiDomain::kRuntime;
+  friend bool operator==(const ApiCallRecord&, const ApiCallRecord&) = default;
+};
+
+enum class RangeKind : uint8_t {
+  kNvtx = 0,            // NVTX push/pop or start/end range
+  kCpuOp = 1,           // framework operator (PyTorch cpu_op), imported
+  kUserAnnotation = 2,  // framework record_function on the CPU, imported
+  kGpuAnnotation = 3,   // framework annotation projected onto a GPU stream, imported
+};
+
+// A named CPU-side (or projected GPU-side) range. Depth is derived when a run is loaded.
+struct RangeRecord {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t thread_id = 0;  // for kGpuAnnotation: the stream
+  StringId name = kNoString;
+  RangeKind kind = RangeKind::kNvtx;
+  uint16_t depth = 0;  // filled by load_run(); ignored on insert
+  friend bool operator==(const RangeRecord&, const RangeRecord&) = default;
+};
+
+enum class MemopKind : uint8_t { kMemcpy = 0, kMemset = 1 };
+enum class CopyKind : uint8_t {
+  kUnknown = 0, kHtoD = 1, kDtoH = 2, kDtoD = 3, kHtoH = 4, kPeer = 5
+};
+
+// One memcpy or memset on a GPU stream.
+struct MemopRecord {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  uint32_t correlation_id = 0;
+  uint64_t bytes = 0;
+  MemopKind kind = MemopKind::kMemcpy;
+  CopyKind copy_kind = CopyKind::kUnknown;  // memcpy only
+  friend bool operator==(const MemopRecord&, const MemopRecord&) = default;
+};
+
+// One measured value for one kernel (hardware counters, derived figures).
+// The kernel is named by its correlation id within the run, which survives ingest order.
+struct KernelMetricRecord {
+  uint32_t correlation_id = 0;
+  StringId name = kNoString;  // e.g. "dram__bytes_read.sum"
+  StringId unit = kNoString;  // e.g. "byte"
+  double value = 0.0;
+  friend bool operator==(const KernelMetricRecord&, const KernelMetricRecord&) = default;
+};
+
+// One sample of a time series (PM sampling: DRAM throughput over time, ...).
+struct SampleRecord {
+  int64_t t_ns = 0;
+  StringId metric = kNoString;
+  double value = 0.0;
+  friend bool operator==(const SampleRecord&, const SampleRecord&) = default;
+};
+
+}  // namespace fusionscope::storage

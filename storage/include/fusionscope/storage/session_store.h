@@ -1,0 +1,157 @@
+// The session store: one SQLite file per session (documented in docs/session-format.md).
+// Writers (profiler, importers, the lab) ingest batches of records; readers (analysis, views,
+// exporters) load a run into compact arrays sorted by start time per lane.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fusionscope/storage/records.h"
+
+namespace fusionscope::storage {
+
+// Every failure of the store (bad file, newer schema, I/O error) is a StoreError with a message
+// meant for a person: what went wrong and with which file.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The session: the machine and GPU it was captured on. Zero/empty means unknown.
+struct SessionInfo {
+  std::string name;
+  std::string created_utc;  // ISO 8601; filled on create() when empty
+  std::string host;
+  std::string gpu_name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  double mem_bandwidth_gbs = 0.0;      // theoretical peak DRAM bandwidth, GB/s
+  double peak_fp32_tflops = 0.0;       // theoretical FP32 (FFMA) peak
+  double peak_tensor_tflops = 0.0;     // theoretical dense fp16/bf16 tensor-core peak
+  double calibrated_bandwidth_gbs = 0.0;  // measured by `calibrate`
+  double calibrated_tensor_tflops = 0.0;  // measured by `calibrate`
+  std::string driver_version;
+  std::string cuda_version;
+  std::string cupti_version;
+  std::string notes;
+};
+
+enum class RunStatus : uint8_t { kPending = 0, kRunning = 1, kOk = 2, kFailed = 3, kCancelled = 4 };
+std::string_view to_string(RunStatus s);
+
+// One execution of a configuration in one variant.
+struct RunInfo {
+  int64_t id = 0;             // assigned by add_run()
+  std::string name;           // e.g. "geglu-post / eager"
+  std::string config_json;    // the full configuration, as the kernels library serializes it
+  std::string kind;           // "linear", "mlp", "gated", or "imported"
+  std::string variant;        // "eager", "epilogue", ... or the source of an import
+  std::string dtype;          // "fp32", "fp16", "bf16"
+  int warmup = 0;
+  int iterations = 0;
+  bool cuda_graph = false;
+  int64_t wall_ns = 0;        // host wall time of the timed iterations
+  RunStatus status = RunStatus::kPending;
+  std::string error;          // why the run failed, if it did
+  std::string trace_status;   // empty = traced; otherwise why there is no (or a partial) trace
+  uint64_t dropped_records = 0;  // records the tracer reported lost
+  std::string created_utc;
+};
+
+// A GPU lane: one (device, stream). Items are index ranges into RunData's sorted arrays.
+struct GpuLane {
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  uint32_t kernel_begin = 0, kernel_end = 0;  // into RunData::kernels
+  uint32_t memop_begin = 0, memop_end = 0;    // into RunData::memops
+};
+
+// A CPU lane: one thread. API calls do not nest; ranges nest and carry their depth.
+struct CpuLane {
+  uint32_t thread_id = 0;
+  uint32_t api_begin = 0, api_end = 0;      // into RunData::api_calls
+  uint32_t range_begin = 0, range_end = 0;  // into RunData::ranges
+  uint16_t max_depth = 0;
+};
+
+// A run loaded for analysis and drawing.
+// kernels and memops are sorted by (device, stream, start); api_calls and ranges by (thread, start).
+struct RunData {
+  RunInfo info;
+  std::vector<std::string> strings;  // the session's string table; strings[0] == ""
+  std::vector<KernelRecord> kernels;
+  std::vector<MemopRecord> memops;
+  std::vector<ApiCallRecord> api_calls;
+  std::vector<RangeRecord> ranges;
+  std::vector<KernelMetricRecord> kernel_metrics;
+  std::vector<SampleRecord> samples;  // sorted by (metric, t)
+  std::vector<GpuLane> gpu_lanes;
+  std::vector<CpuLane> cpu_lanes;
+  int64_t begin_ns = 0, end_ns = 0;  // extent of every record in the run
+
+  const std::string& str(StringId id) const { return id < strings.size() ? strings[id] : strings[0]; }
+};
+
+enum class OpenMode { kReadOnly, kReadWrite };
+
+class SessionStore {
+ public:
+  // Creates a new session file; fails if the path exists.
+  static SessionStore create(const std::filesystem::path& path, const SessionInfo& info);
+  // Opens an existing session. Read-only never writes to the file (nor its WAL); a file from an
+  // older schema opens read-only as is and is migrated forward only when opened read-write.
+  static SessionStore open(const std::filesystem::path& path, OpenMode mode = OpenMode::kReadOnly);
+
+  SessionStore(SessionStore&&) noexcept;
+  SessionStore& operator=(SessionStore&&) noexcept;
+  ~SessionStore();
+
+  const std::filesystem::path& path() const;
+  bool read_only() const;
+  int schema_version() const;  // PRAGMA user_version of the file as opened
+  static int current_schema_version();
+
+  SessionInfo session() const;
+  void update_session(const SessionInfo& info);
+
+  // Runs.
+  int64_t add_run(const RunInfo& run);  // returns the new id
+  void update_run(const RunInfo& run);  // by run.id
+  void rename_run(int64_t run_id, std::string_view name);
+  void delete_run(int64_t run_id);      // and every record of it
+  std::vector<RunInfo> runs() const;    // ordered by id
+  std::optional<RunInfo> run(int64_t run_id) const;
+
+  // Strings: intern returns the same id for the same text within a session.
+  StringId intern(std::string_view text);
+
+  // Ingest: each call is one transaction.
+  void insert_kernels(int64_t run_id, std::span<const KernelRecord> records);
+  void insert_api_calls(int64_t run_id, std::span<const ApiCallRecord> records);
+  void insert_ranges(int64_t run_id, std::span<const RangeRecord> records);
+  void insert_memops(int64_t run_id, std::span<const MemopRecord> records);
+  void insert_kernel_metrics(int64_t run_id, std::span<const KernelMetricRecord> records);
+  void insert_samples(int64_t run_id, std::span<const SampleRecord> records);
+
+  // Read.
+  RunData load_run(int64_t run_id) const;
+  std::vector<std::string> strings() const;
+
+  // Copies the whole session to another path (Save As); the copy is consistent.
+  void save_as(const std::filesystem::path& path) const;
+
+ private:
+  struct Impl;
+  explicit SessionStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fusionscope::storage
