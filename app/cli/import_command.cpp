@@ -1,0 +1,17 @@
+// `fusionscope import`: not built yet.
+#include <cstdio>
+
+#include "commands.h"
+
+namespace fusionscope::cli {
+
+void add_import_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("import", "(not available in this build)");
+  cmd->allow_extras();
+  cmd->callback([] {
+    std::fprintf(stderr, "fusionscope import: not available in this build\n");
+    exit_code() = 2;
+  });
+}
+
+}  // namespace fusionscope::cli
