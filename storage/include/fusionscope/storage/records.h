@@ -52,6 +52,8 @@ enum class RangeKind : uint8_t {
   kCpuOp = 1,           // framework operator (PyTorch cpu_op), imported
   kUserAnnotation = 2,  // framework record_function on the CPU, imported
   kGpuAnnotation = 3,   // framework annotation projected onto a GPU stream, imported
+  kSync = 4,            // a CUDA synchronization wait on a CPU thread (CUPTI), captured
+  kTracerOverhead = 5,  // time the tracer itself took (CUPTI's overhead records), captured
 };
 
 // A named CPU-side (or projected GPU-side) range. Depth is derived when a run is loaded.
