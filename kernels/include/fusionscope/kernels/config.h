@@ -78,4 +78,20 @@ bool supports(const MlpConfig& c, Variant v, std::string* why = nullptr);
 // Device memory the runner allocates for this configuration and variant, in bytes.
 uint64_t device_bytes_needed(const MlpConfig& c, Variant v);
 
+// --- Additions (the declarations above are the stable interface) ---
+
+// Variant-independent checks (kind, sizes, widths, activation/bias rules). validate() calls it;
+// config_from_json() calls it too, so a file with a bad shape is refused when it is read.
+void validate_shape(const MlpConfig& c);
+// As device_bytes_needed(), with `input_sets` rotating copies of the input and output (the
+// benchmark rotates them so that repeated runs do not measure a warm L2).
+uint64_t device_bytes_needed(const MlpConfig& c, Variant v, int input_sets);
+// Number of GEMM layers: linear 1, mlp widths.size() - 1, gated 3 (gate, up, down).
+int layer_count(const MlpConfig& c);
+// The largest relative error (||out - ref|| / ||ref|| against an fp32 reference) accepted for a
+// dtype: fp32 1e-4, fp16 5e-3, bf16 2e-2 (intermediates are rounded to the dtype between ops).
+double tolerance(DType d);
+// A one-line human description, e.g. "gated 8192 x 768 -> 3072 -> 768, gelu-tanh, bf16".
+std::string describe(const MlpConfig& c);
+
 }  // namespace fusionscope::kernels

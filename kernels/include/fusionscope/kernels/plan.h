@@ -11,8 +11,8 @@
 namespace fusionscope::kernels {
 
 struct PlannedLaunch {
-  std::string op;      // the op this launch belongs to; equals the NVTX range the runner opens
-  std::string kernel;  // what is expected to run, e.g. "cuBLASLt GEMM + bias", "gelu_tanh"
+  std::string op;        // the op this launch belongs to; equals the NVTX range the runner opens
+  std::string kernel;    // what is expected to run, e.g. "cuBLASLt GEMM + bias", "gelu_tanh"
   double flops = 0;      // floating-point operations (a multiply-add counts 2)
   double min_bytes = 0;  // fewest DRAM bytes: each input read once, each output written once
 };

@@ -1,0 +1,49 @@
+// The device buffers a configuration needs in one variant. The runner allocates exactly this
+// list, and device_bytes_needed() sums it, so the up-front memory check cannot drift from what
+// is allocated. CPU-only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fusionscope/kernels/config.h"
+
+namespace fusionscope::kernels::detail {
+
+struct BufferSpec {
+  std::string name;
+  uint64_t bytes = 0;
+};
+
+// cuBLASLt workspace, as PyTorch gives it on Hopper.
+inline constexpr uint64_t kCublasWorkspaceBytes = 32ull << 20;
+
+// Every width of a fully fused MLP is a multiple of this, within [kFusedMinWidth, kFusedMaxWidth].
+inline constexpr int64_t kFusedWidthStep = 16;
+inline constexpr int64_t kFusedMinWidth = 16;
+inline constexpr int64_t kFusedMaxWidth = 128;
+// Warps per block (each owns 16 rows at a time): 8 when everything fits, else 4.
+inline constexpr int kFusedMaxWarps = 8;
+inline constexpr int kFusedMinWarps = 4;
+inline constexpr int kFusedRowPad = 8;  // halves of padding per shared-memory row (banks)
+inline constexpr uint64_t kFusedSmemLimit = 227ull << 10;  // Hopper's per-block maximum
+
+// Shared memory the fully fused kernel needs with `warps` warps per block: every layer's weights
+// (padded rows) and biases, and two 16-row activation tiles per warp.
+uint64_t fused_smem_bytes(const MlpConfig& c, int warps);
+
+// Throws ConfigError on overflow.
+uint64_t checked_mul(uint64_t a, uint64_t b);
+uint64_t checked_add(uint64_t a, uint64_t b);
+
+std::vector<BufferSpec> buffer_specs(const MlpConfig& c, Variant v, int input_sets);
+
+// Width of each GEMM: {in, out} per layer in launch order of the reference (gated: gate, up, down).
+struct LayerShape {
+  int64_t in = 0;
+  int64_t out = 0;
+};
+std::vector<LayerShape> layer_shapes(const MlpConfig& c);
+
+}  // namespace fusionscope::kernels::detail
