@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fusionscope/storage/records.h"
@@ -33,9 +34,9 @@ struct SessionInfo {
   int cc_major = 0;
   int cc_minor = 0;
   int sm_count = 0;
-  double mem_bandwidth_gbs = 0.0;      // theoretical peak DRAM bandwidth, GB/s
-  double peak_fp32_tflops = 0.0;       // theoretical FP32 (FFMA) peak
-  double peak_tensor_tflops = 0.0;     // theoretical dense fp16/bf16 tensor-core peak
+  double mem_bandwidth_gbs = 0.0;         // theoretical peak DRAM bandwidth, GB/s
+  double peak_fp32_tflops = 0.0;          // theoretical FP32 (FFMA) peak
+  double peak_tensor_tflops = 0.0;        // theoretical dense fp16/bf16 tensor-core peak
   double calibrated_bandwidth_gbs = 0.0;  // measured by `calibrate`
   double calibrated_tensor_tflops = 0.0;  // measured by `calibrate`
   std::string driver_version;
@@ -49,19 +50,19 @@ std::string_view to_string(RunStatus s);
 
 // One execution of a configuration in one variant.
 struct RunInfo {
-  int64_t id = 0;             // assigned by add_run()
-  std::string name;           // e.g. "geglu-post / eager"
-  std::string config_json;    // the full configuration, as the kernels library serializes it
-  std::string kind;           // "linear", "mlp", "gated", or "imported"
-  std::string variant;        // "eager", "epilogue", ... or the source of an import
-  std::string dtype;          // "fp32", "fp16", "bf16"
+  int64_t id = 0;           // assigned by add_run()
+  std::string name;         // e.g. "geglu-post / eager"
+  std::string config_json;  // the full configuration, as the kernels library serializes it
+  std::string kind;         // "linear", "mlp", "gated", or "imported"
+  std::string variant;      // "eager", "epilogue", ... or the source of an import
+  std::string dtype;        // "fp32", "fp16", "bf16"
   int warmup = 0;
   int iterations = 0;
   bool cuda_graph = false;
-  int64_t wall_ns = 0;        // host wall time of the timed iterations
+  int64_t wall_ns = 0;  // host wall time of the timed iterations
   RunStatus status = RunStatus::kPending;
-  std::string error;          // why the run failed, if it did
-  std::string trace_status;   // empty = traced; otherwise why there is no (or a partial) trace
+  std::string error;             // why the run failed, if it did
+  std::string trace_status;      // empty = traced; otherwise why there is no (or a partial) trace
   uint64_t dropped_records = 0;  // records the tracer reported lost
   std::string created_utc;
 };
@@ -83,7 +84,9 @@ struct CpuLane {
 };
 
 // A run loaded for analysis and drawing.
-// kernels and memops are sorted by (device, stream, start); api_calls and ranges by (thread, start).
+// kernels and memops are sorted by (device, stream, start); api_calls and ranges by (thread, start)
+// (ranges with equal starts: longer first). gpu_lanes are ordered by (device, stream), cpu_lanes by
+// thread; every record belongs to exactly one lane.
 struct RunData {
   RunInfo info;
   std::vector<std::string> strings;  // the session's string table; strings[0] == ""
@@ -91,17 +94,27 @@ struct RunData {
   std::vector<MemopRecord> memops;
   std::vector<ApiCallRecord> api_calls;
   std::vector<RangeRecord> ranges;
-  std::vector<KernelMetricRecord> kernel_metrics;
-  std::vector<SampleRecord> samples;  // sorted by (metric, t)
+  std::vector<KernelMetricRecord> kernel_metrics;  // sorted by correlation id, then insertion
+  std::vector<SampleRecord> samples;               // sorted by (metric, t)
   std::vector<GpuLane> gpu_lanes;
   std::vector<CpuLane> cpu_lanes;
   int64_t begin_ns = 0, end_ns = 0;  // extent of every record in the run
 
-  const std::string& str(StringId id) const { return id < strings.size() ? strings[id] : strings[0]; }
+  const std::string& str(StringId id) const {
+    static const std::string empty;
+    return id < strings.size() ? strings[id] : empty;
+  }
 };
+
+// Sorts a run's arrays as documented above, builds its lanes, range depths and extent.
+// load_run() does this; importers that assemble a RunData in memory call it themselves.
+// Range depth: within one lane, the number of earlier ranges still open at a range's start
+// (GPU annotations nest among themselves only); CpuLane::max_depth is the deepest such depth.
+void arrange_run(RunData& run);
 
 enum class OpenMode { kReadOnly, kReadWrite };
 
+// One SessionStore writes a given file at a time; any number may read it meanwhile.
 class SessionStore {
  public:
   // Creates a new session file; fails if the path exists.
@@ -126,12 +139,21 @@ class SessionStore {
   int64_t add_run(const RunInfo& run);  // returns the new id
   void update_run(const RunInfo& run);  // by run.id
   void rename_run(int64_t run_id, std::string_view name);
-  void delete_run(int64_t run_id);      // and every record of it
-  std::vector<RunInfo> runs() const;    // ordered by id
+  void delete_run(int64_t run_id);    // and every record of it
+  std::vector<RunInfo> runs() const;  // ordered by id
   std::optional<RunInfo> run(int64_t run_id) const;
 
-  // Strings: intern returns the same id for the same text within a session.
+  // Strings: intern returns the same id for the same text within a session. On a read-only
+  // store it returns ids of existing strings and throws for new text.
   StringId intern(std::string_view text);
+  // The id of `text` if the session has it; never adds.
+  std::optional<StringId> find_string(std::string_view text) const;
+
+  // Free-form session properties (key/value text; schema version 2 and later).
+  std::vector<std::pair<std::string, std::string>> properties() const;  // ordered by key
+  std::optional<std::string> property(std::string_view key) const;
+  void set_property(std::string_view key, std::string_view value);
+  void erase_property(std::string_view key);
 
   // Ingest: each call is one transaction.
   void insert_kernels(int64_t run_id, std::span<const KernelRecord> records);
@@ -145,7 +167,8 @@ class SessionStore {
   RunData load_run(int64_t run_id) const;
   std::vector<std::string> strings() const;
 
-  // Copies the whole session to another path (Save As); the copy is consistent.
+  // Copies the whole session to another path (Save As); the copy is consistent, compacted, in the
+  // current schema, and replaces `path` atomically if it exists.
   void save_as(const std::filesystem::path& path) const;
 
  private:

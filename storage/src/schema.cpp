@@ -1,0 +1,176 @@
+#include "schema.h"
+
+#include <iterator>
+#include <string>
+
+#include "fusionscope/storage/session_store.h"
+#include "sqlite_db.h"
+
+namespace fusionscope::storage::detail {
+
+namespace {
+
+// Version 1. Frozen: a change to the layout is a new migration below, never an edit here.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE session (
+  id                        INTEGER PRIMARY KEY CHECK (id = 1),
+  name                      TEXT    NOT NULL DEFAULT '',
+  created_utc               TEXT    NOT NULL DEFAULT '',
+  host                      TEXT    NOT NULL DEFAULT '',
+  gpu_name                  TEXT    NOT NULL DEFAULT '',
+  cc_major                  INTEGER NOT NULL DEFAULT 0,
+  cc_minor                  INTEGER NOT NULL DEFAULT 0,
+  sm_count                  INTEGER NOT NULL DEFAULT 0,
+  mem_bandwidth_gbs         REAL    NOT NULL DEFAULT 0,
+  peak_fp32_tflops          REAL    NOT NULL DEFAULT 0,
+  peak_tensor_tflops        REAL    NOT NULL DEFAULT 0,
+  calibrated_bandwidth_gbs  REAL    NOT NULL DEFAULT 0,
+  calibrated_tensor_tflops  REAL    NOT NULL DEFAULT 0,
+  driver_version            TEXT    NOT NULL DEFAULT '',
+  cuda_version              TEXT    NOT NULL DEFAULT '',
+  cupti_version             TEXT    NOT NULL DEFAULT '',
+  notes                     TEXT    NOT NULL DEFAULT ''
+);
+CREATE TABLE runs (
+  id               INTEGER PRIMARY KEY,
+  name             TEXT    NOT NULL DEFAULT '',
+  config_json      TEXT    NOT NULL DEFAULT '',
+  kind             TEXT    NOT NULL DEFAULT '',
+  variant          TEXT    NOT NULL DEFAULT '',
+  dtype            TEXT    NOT NULL DEFAULT '',
+  warmup           INTEGER NOT NULL DEFAULT 0,
+  iterations       INTEGER NOT NULL DEFAULT 0,
+  cuda_graph       INTEGER NOT NULL DEFAULT 0,
+  wall_ns          INTEGER NOT NULL DEFAULT 0,
+  status           INTEGER NOT NULL DEFAULT 0,
+  error            TEXT    NOT NULL DEFAULT '',
+  trace_status     TEXT    NOT NULL DEFAULT '',
+  dropped_records  INTEGER NOT NULL DEFAULT 0,
+  created_utc      TEXT    NOT NULL DEFAULT ''
+);
+CREATE TABLE strings (
+  id    INTEGER PRIMARY KEY,
+  text  TEXT NOT NULL UNIQUE
+);
+INSERT INTO strings (id, text) VALUES (0, '');
+CREATE TABLE kernels (
+  id              INTEGER PRIMARY KEY,
+  run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  start_ns        INTEGER NOT NULL,
+  end_ns          INTEGER NOT NULL,
+  device          INTEGER NOT NULL,
+  stream          INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  name_id         INTEGER NOT NULL,
+  op_id           INTEGER NOT NULL,
+  grid_x          INTEGER NOT NULL,
+  grid_y          INTEGER NOT NULL,
+  grid_z          INTEGER NOT NULL,
+  block_x         INTEGER NOT NULL,
+  block_y         INTEGER NOT NULL,
+  block_z         INTEGER NOT NULL,
+  registers       INTEGER NOT NULL,
+  static_smem     INTEGER NOT NULL,
+  dynamic_smem    INTEGER NOT NULL
+);
+CREATE INDEX kernels_by_run_start ON kernels (run_id, start_ns);
+CREATE TABLE api_calls (
+  id              INTEGER PRIMARY KEY,
+  run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  start_ns        INTEGER NOT NULL,
+  end_ns          INTEGER NOT NULL,
+  thread_id       INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  name_id         INTEGER NOT NULL,
+  domain          INTEGER NOT NULL
+);
+CREATE INDEX api_calls_by_run_start ON api_calls (run_id, start_ns);
+CREATE TABLE ranges (
+  id         INTEGER PRIMARY KEY,
+  run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  start_ns   INTEGER NOT NULL,
+  end_ns     INTEGER NOT NULL,
+  thread_id  INTEGER NOT NULL,
+  name_id    INTEGER NOT NULL,
+  kind       INTEGER NOT NULL
+);
+CREATE INDEX ranges_by_run_start ON ranges (run_id, start_ns);
+CREATE TABLE memops (
+  id              INTEGER PRIMARY KEY,
+  run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  start_ns        INTEGER NOT NULL,
+  end_ns          INTEGER NOT NULL,
+  device          INTEGER NOT NULL,
+  stream          INTEGER NOT NULL,
+  correlation_id  INTEGER NOT NULL,
+  bytes           INTEGER NOT NULL,
+  kind            INTEGER NOT NULL,
+  copy_kind       INTEGER NOT NULL
+);
+CREATE INDEX memops_by_run_start ON memops (run_id, start_ns);
+CREATE TABLE kernel_metrics (
+  id              INTEGER PRIMARY KEY,
+  run_id          INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  correlation_id  INTEGER NOT NULL,
+  name_id         INTEGER NOT NULL,
+  unit_id         INTEGER NOT NULL,
+  value           REAL    NOT NULL
+);
+CREATE INDEX kernel_metrics_by_run ON kernel_metrics (run_id, correlation_id);
+CREATE TABLE samples (
+  id         INTEGER PRIMARY KEY,
+  run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  t_ns       INTEGER NOT NULL,
+  metric_id  INTEGER NOT NULL,
+  value      REAL    NOT NULL
+);
+CREATE INDEX samples_by_run_metric ON samples (run_id, metric_id, t_ns);
+)sql";
+
+struct Migration {
+  int to_version;
+  const char* sql;
+};
+
+// Each entry moves a file from to_version - 1 to to_version.
+constexpr Migration kMigrations[] = {
+    // v2: free-form key/value properties of the session (capture settings, app state, notes
+    // that tools attach) without a schema change each time.
+    {2, R"sql(
+CREATE TABLE properties (
+  key    TEXT PRIMARY KEY NOT NULL,
+  value  TEXT NOT NULL
+) WITHOUT ROWID;
+)sql"},
+};
+static_assert(std::size(kMigrations) == kCurrentSchemaVersion - 1,
+              "one migration per version after 1");
+
+}  // namespace
+
+void create_schema_v1(Database& db) {
+  Transaction tx(db);
+  db.exec(kSchemaV1);
+  db.exec("PRAGMA user_version = 1");
+  tx.commit();
+}
+
+void migrate_to_current(Database& db) {
+  int version = static_cast<int>(db.pragma_int("user_version"));
+  for (const Migration& m : kMigrations) {
+    if (m.to_version <= version) continue;
+    Transaction tx(db);
+    try {
+      db.exec(m.sql);
+      db.exec("PRAGMA user_version = " + std::to_string(m.to_version));
+    } catch (const StoreError& e) {
+      throw StoreError("migrating session '" + db.display_path() + "' from schema version " +
+                       std::to_string(version) + " to " + std::to_string(m.to_version) +
+                       " failed: " + e.what());
+    }
+    tx.commit();
+    version = m.to_version;
+  }
+}
+
+}  // namespace fusionscope::storage::detail

@@ -1,0 +1,23 @@
+// The session file's schema: the frozen version-1 layout and the forward migrations that lead to
+// the current version. docs/session-format.md describes the same thing for people.
+#pragma once
+
+#include <cstdint>
+
+namespace fusionscope::storage::detail {
+
+class Database;
+
+// PRAGMA application_id of every session file: the ASCII bytes "FSDB".
+inline constexpr int32_t kApplicationId = 0x46534442;
+inline constexpr int kCurrentSchemaVersion = 2;
+// New files get this page size: large pages make bulk ingest and whole-run loads cheaper.
+inline constexpr int kPageSize = 16384;
+
+// Writes the version-1 tables into an empty database and sets user_version to 1.
+void create_schema_v1(Database& db);
+// Applies every migration from the database's user_version up to kCurrentSchemaVersion, each in
+// its own transaction (which also sets the new user_version).
+void migrate_to_current(Database& db);
+
+}  // namespace fusionscope::storage::detail

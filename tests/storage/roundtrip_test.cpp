@@ -1,0 +1,238 @@
+// Everything written through SessionStore comes back unchanged, from the same store and after
+// reopening the file.
+#include <algorithm>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "fusionscope/storage/session_store.h"
+#include "store_fixtures.h"
+#include "test_paths.h"
+
+namespace fusionscope::storage {
+namespace {
+
+using testing::sample_records;
+using testing::sample_run;
+using testing::sample_session;
+
+void expect_session_eq(const SessionInfo& a, const SessionInfo& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.created_utc, b.created_utc);
+  EXPECT_EQ(a.host, b.host);
+  EXPECT_EQ(a.gpu_name, b.gpu_name);
+  EXPECT_EQ(a.cc_major, b.cc_major);
+  EXPECT_EQ(a.cc_minor, b.cc_minor);
+  EXPECT_EQ(a.sm_count, b.sm_count);
+  EXPECT_EQ(a.mem_bandwidth_gbs, b.mem_bandwidth_gbs);
+  EXPECT_EQ(a.peak_fp32_tflops, b.peak_fp32_tflops);
+  EXPECT_EQ(a.peak_tensor_tflops, b.peak_tensor_tflops);
+  EXPECT_EQ(a.calibrated_bandwidth_gbs, b.calibrated_bandwidth_gbs);
+  EXPECT_EQ(a.calibrated_tensor_tflops, b.calibrated_tensor_tflops);
+  EXPECT_EQ(a.driver_version, b.driver_version);
+  EXPECT_EQ(a.cuda_version, b.cuda_version);
+  EXPECT_EQ(a.cupti_version, b.cupti_version);
+  EXPECT_EQ(a.notes, b.notes);
+}
+
+void expect_run_eq(const RunInfo& a, const RunInfo& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.config_json, b.config_json);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.variant, b.variant);
+  EXPECT_EQ(a.dtype, b.dtype);
+  EXPECT_EQ(a.warmup, b.warmup);
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(a.cuda_graph, b.cuda_graph);
+  EXPECT_EQ(a.wall_ns, b.wall_ns);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.trace_status, b.trace_status);
+  EXPECT_EQ(a.dropped_records, b.dropped_records);
+  EXPECT_EQ(a.created_utc, b.created_utc);
+}
+
+void expect_records_eq(const RunData& d, const testing::SampleRecords& r) {
+  EXPECT_EQ(d.kernels, r.kernels);
+  EXPECT_EQ(d.api_calls, r.api_calls);
+  EXPECT_EQ(d.memops, r.memops);
+  EXPECT_EQ(d.kernel_metrics, r.kernel_metrics);
+  EXPECT_EQ(d.samples, r.samples);
+  ASSERT_EQ(d.ranges.size(), r.ranges.size());
+  for (size_t i = 0; i < d.ranges.size(); ++i) {
+    RangeRecord expected = r.ranges[i];
+    expected.depth = d.ranges[i].depth;  // derived; checked in the lane tests
+    EXPECT_EQ(d.ranges[i], expected) << "range " << i;
+  }
+}
+
+TEST(StoreRoundTrip, EveryTableSurvivesReopen) {
+  const auto path = fusionscope::testing::scratch_dir() / "session.fsdb";
+  int64_t run_id = 0;
+  testing::SampleRecords records;
+  RunInfo run = sample_run();
+  {
+    SessionStore store = SessionStore::create(path, sample_session());
+    EXPECT_FALSE(store.read_only());
+    EXPECT_EQ(store.schema_version(), SessionStore::current_schema_version());
+    run_id = store.add_run(run);
+    run.id = run_id;
+    records = sample_records(store);
+    testing::insert_all(store, run_id, records);
+    // Visible from the writing store at once.
+    expect_records_eq(store.load_run(run_id), records);
+  }
+  SessionStore store = SessionStore::open(path);
+  EXPECT_TRUE(store.read_only());
+  expect_session_eq(store.session(), sample_session());
+  ASSERT_EQ(store.runs().size(), 1u);
+  expect_run_eq(store.runs()[0], run);
+  ASSERT_TRUE(store.run(run_id).has_value());
+  expect_run_eq(*store.run(run_id), run);
+  EXPECT_FALSE(store.run(run_id + 1).has_value());
+
+  const RunData d = store.load_run(run_id);
+  expect_run_eq(d.info, run);
+  expect_records_eq(d, records);
+  EXPECT_EQ(d.str(d.kernels[0].name), "sm90_xmma_gemm_bf16bf16_bf16f32");
+  EXPECT_EQ(d.str(d.kernels[0].op), "down(gelu(gate(x)) * up(x))");
+  EXPECT_EQ(d.str(d.api_calls[0].name), "cuLaunchKernelEx");
+  EXPECT_EQ(d.begin_ns, 1'000'000);
+  EXPECT_EQ(d.end_ns, 1'002'000);
+  EXPECT_EQ(d.strings, store.strings());
+}
+
+TEST(StoreRoundTrip, CreateFillsCreatedTimeAndRefusesExistingFile) {
+  const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
+  SessionInfo info;
+  info.name = "x";
+  {
+    SessionStore store = SessionStore::create(path, info);
+    const std::string created = store.session().created_utc;
+    ASSERT_EQ(created.size(), 20u) << created;  // 2026-01-02T03:04:05Z
+    EXPECT_EQ(created[10], 'T');
+    EXPECT_EQ(created.back(), 'Z');
+    const int64_t id = store.add_run(RunInfo{});
+    EXPECT_FALSE(store.run(id)->created_utc.empty());
+  }
+  EXPECT_THROW(SessionStore::create(path, info), StoreError);
+}
+
+TEST(StoreRoundTrip, UpdateRenameAndSessionEdits) {
+  const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
+  SessionStore store = SessionStore::create(path, SessionInfo{});
+  const int64_t a = store.add_run(sample_run("a"));
+  const int64_t b = store.add_run(sample_run("b"));
+  EXPECT_LT(a, b);
+  RunInfo r = *store.run(a);
+  r.status = RunStatus::kFailed;
+  r.error = "CUDA error: out of memory";
+  r.wall_ns = 99;
+  store.update_run(r);
+  expect_run_eq(*store.run(a), r);
+  store.rename_run(b, "renamed");
+  EXPECT_EQ(store.run(b)->name, "renamed");
+  EXPECT_THROW(store.rename_run(b + 100, "nope"), StoreError);
+  RunInfo missing = r;
+  missing.id = 12345;
+  EXPECT_THROW(store.update_run(missing), StoreError);
+
+  SessionInfo s = sample_session();
+  store.update_session(s);
+  expect_session_eq(store.session(), s);
+  std::vector<std::string> names;
+  for (const RunInfo& x : store.runs()) names.push_back(x.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "renamed"}));
+}
+
+TEST(StoreRoundTrip, InternIsStableWithinAndAcrossOpens) {
+  const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
+  StringId gemm = 0, gelu = 0, nul = 0;
+  const std::string with_nul("a\0b", 3);
+  {
+    SessionStore store = SessionStore::create(path, SessionInfo{});
+    EXPECT_EQ(store.intern(""), kNoString);
+    gemm = store.intern("gemm");
+    gelu = store.intern("gelu \xce\xbb");  // UTF-8 survives
+    nul = store.intern(with_nul);
+    EXPECT_NE(gemm, kNoString);
+    EXPECT_NE(gemm, gelu);
+    EXPECT_NE(nul, gemm);
+    EXPECT_EQ(store.intern("gemm"), gemm);
+    EXPECT_EQ(store.intern(std::string("gemm")), gemm);
+    EXPECT_EQ(store.find_string("gelu \xce\xbb"), gelu);
+    EXPECT_FALSE(store.find_string("never added").has_value());
+    // Not used by any record: still kept when the store closes.
+  }
+  {
+    SessionStore store = SessionStore::open(path, OpenMode::kReadWrite);
+    EXPECT_EQ(store.intern("gemm"), gemm);
+    EXPECT_EQ(store.intern("gelu \xce\xbb"), gelu);
+    EXPECT_EQ(store.intern(with_nul), nul);
+    const StringId fresh = store.intern("fresh");
+    EXPECT_GT(fresh, std::max({gemm, gelu, nul}));
+    const std::vector<std::string> strings = store.strings();
+    ASSERT_GT(strings.size(), fresh);
+    EXPECT_EQ(strings[0], "");
+    EXPECT_EQ(strings[gemm], "gemm");
+    EXPECT_EQ(strings[nul], with_nul);
+  }
+  SessionStore store = SessionStore::open(path);
+  EXPECT_EQ(store.intern("gemm"), gemm);  // lookups work read-only
+  EXPECT_TRUE(store.find_string("fresh").has_value());
+  EXPECT_THROW(store.intern("new text"), StoreError);
+}
+
+TEST(StoreRoundTrip, RecordsReferringToUnknownStringsOrRunsAreRefused) {
+  const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
+  SessionStore store = SessionStore::create(path, SessionInfo{});
+  const int64_t run = store.add_run(RunInfo{});
+  KernelRecord k;
+  k.name = 999;
+  EXPECT_THROW(store.insert_kernels(run, std::span(&k, 1)), StoreError);
+  k.name = store.intern("k");
+  EXPECT_THROW(store.insert_kernels(run + 1, std::span(&k, 1)), StoreError);
+  EXPECT_THROW(store.load_run(run + 1), StoreError);
+  store.insert_kernels(run, std::span(&k, 1));
+  EXPECT_EQ(store.load_run(run).kernels.size(), 1u);
+}
+
+TEST(StoreRoundTrip, ManyBatchesComeBackSortedPerLane) {
+  const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
+  SessionStore store = SessionStore::create(path, SessionInfo{});
+  const int64_t run = store.add_run(RunInfo{});
+  std::vector<StringId> names;
+  for (int i = 0; i < 10; ++i) names.push_back(store.intern("kernel_" + std::to_string(i)));
+  std::mt19937 rng(7);
+  std::vector<KernelRecord> all;
+  for (uint32_t i = 0; i < 1000; ++i) {
+    KernelRecord k;
+    k.start_ns = static_cast<int64_t>(rng() % 1'000'000);
+    k.end_ns = k.start_ns + 1 + static_cast<int64_t>(rng() % 500);
+    k.device = static_cast<uint32_t>(rng() % 2);
+    k.stream = 7 + static_cast<uint32_t>(rng() % 3);
+    k.correlation_id = i + 1;
+    k.name = names[i % names.size()];
+    k.grid = {i, 1, 1};
+    all.push_back(k);
+  }
+  // Odd batch sizes exercise both the multi-row and the single-row statements.
+  for (size_t i = 0; i < all.size(); i += 137)
+    store.insert_kernels(run, std::span(all).subspan(i, std::min<size_t>(137, all.size() - i)));
+  const RunData d = store.load_run(run);
+  ASSERT_EQ(d.kernels.size(), all.size());
+  auto key = [](const KernelRecord& k) {
+    return std::tie(k.device, k.stream, k.start_ns, k.end_ns, k.correlation_id);
+  };
+  EXPECT_TRUE(std::is_sorted(d.kernels.begin(), d.kernels.end(),
+                             [&](const auto& a, const auto& b) { return key(a) < key(b); }));
+  std::vector<KernelRecord> expected = all;
+  std::sort(expected.begin(), expected.end(),
+            [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  EXPECT_EQ(d.kernels, expected);
+  EXPECT_EQ(d.gpu_lanes.size(), 6u);  // 2 devices x 3 streams
+}
+
+}  // namespace
+}  // namespace fusionscope::storage
