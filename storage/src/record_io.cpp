@@ -2,6 +2,8 @@
 // loading a run into memory.
 #include <algorithm>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "fusionscope/storage/session_store.h"
 #include "session_store_impl.h"
@@ -133,6 +135,18 @@ void insert_batch(detail::StoreState& s, int64_t run_id, std::span<const R> reco
   if (records.empty()) return;
   for (const R& r : records) check_strings(s, r);
 
+  // Rows go in in start order: the (run_id, start) index then grows at its end, and a run's
+  // rows lie in the table in the order they are read back.
+  std::vector<R> sorted;
+  if constexpr (requires(const R& r) { r.start_ns; }) {
+    auto by_start = [](const R& a, const R& b) { return a.start_ns < b.start_ns; };
+    if (!std::is_sorted(records.begin(), records.end(), by_start)) {
+      sorted.assign(records.begin(), records.end());
+      std::stable_sort(sorted.begin(), sorted.end(), by_start);
+      records = sorted;
+    }
+  }
+
   Database& db = *s.db;
   Transaction tx(db);
   s.begin_batch(run_id);
@@ -177,21 +191,54 @@ uint32_t u32(const Statement& st, int col) {
   return static_cast<uint32_t>(st.int64(col));
 }
 
-size_t count_rows(Database& db, const char* table, int64_t run_id) {
-  Statement& st = db.statement(std::string("SELECT count(*) FROM ") + table + " WHERE run_id = ?");
+// The order each table is read in. Timeline records need none (arrange_run sorts them into
+// lanes; an ORDER BY here would make SQLite sort a copy first). Metrics keep insertion order per
+// kernel, samples come in (metric, t): both straight from their index.
+template <typename R>
+constexpr const char* read_order() {
+  if constexpr (std::is_same_v<R, KernelMetricRecord>) return " ORDER BY correlation_id, id";
+  if constexpr (std::is_same_v<R, SampleRecord>) return " ORDER BY metric_id, t_ns";
+  return "";
+}
+
+struct RowExtent {
+  size_t count = 0;
+  int64_t first_id = 0, last_id = -1;
+};
+
+// How many rows a run has in `table` and where they lie in rowid order (from the run_id index).
+RowExtent row_extent(Database& db, const char* table, int64_t run_id) {
+  Statement& st = db.statement(std::string("SELECT count(*), min(id), max(id) FROM ") + table +
+                               " WHERE run_id = ?");
   st.bind(1, run_id);
-  const size_t n = st.step() ? static_cast<size_t>(st.int64(0)) : 0;
+  RowExtent e;
+  if (st.step() && st.int64(0) > 0)
+    e = {static_cast<size_t>(st.int64(0)), st.int64(1), st.int64(2)};
   st.reset();
-  return n;
+  return e;
 }
 
 template <typename R, typename Read>
 void load_table(Database& db, int64_t run_id, std::vector<R>& out, Read read) {
   const TableSpec spec = spec_of(static_cast<const R*>(nullptr));
-  out.reserve(count_rows(db, spec.table, run_id));
-  Statement& st = db.statement(std::string("SELECT ") + spec.columns + " FROM " + spec.table +
-                               " WHERE run_id = ? ORDER BY id");
+  const RowExtent extent = row_extent(db, spec.table, run_id);
+  if (extent.count == 0) return;
+  out.reserve(extent.count);
+  std::string sql = std::string("SELECT ") + spec.columns + " FROM " + spec.table;
+  if (read_order<R>()[0] != '\0') {
+    sql += std::string(" WHERE run_id = ?1") + read_order<R>();
+  } else {
+    // A rowid range scan reads the table sequentially whatever order the rows were inserted in;
+    // following the (run_id, start) index would visit them in start order, one seek per row.
+    // "+run_id" keeps SQLite from choosing that index.
+    sql += " WHERE id BETWEEN ?2 AND ?3 AND +run_id = ?1";
+  }
+  Statement& st = db.statement(sql);
   st.bind(1, run_id);
+  if (read_order<R>()[0] == '\0') {
+    st.bind(2, extent.first_id);
+    st.bind(3, extent.last_id);
+  }
   while (st.step()) out.push_back(read(st));
 }
 

@@ -57,10 +57,12 @@ fs::path absolute_path(const fs::path& p) {
 }
 
 // Connection settings for a writer: WAL with NORMAL sync (durable at checkpoints, consistent
-// always), enforced foreign keys, a cache large enough for bulk ingest.
+// always), checkpoints every 64 MiB of WAL rather than every 16 (fewer fsyncs during a capture),
+// enforced foreign keys, a cache large enough for bulk ingest.
 void configure_writer(Database& db) {
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
+  sqlite3_wal_autocheckpoint(db.handle(), (64 << 20) / detail::kPageSize);
   db.exec("PRAGMA foreign_keys = ON");
   db.exec("PRAGMA cache_size = -65536");
   db.exec("PRAGMA temp_store = MEMORY");
