@@ -1,0 +1,298 @@
+#include "executor.h"
+
+#include <cublasLt.h>
+
+#include <cmath>
+
+#include "../buffers.h"
+#include "cuda_check.h"
+#include "fully_fused_mlp.h"
+#include "gated_gemm.h"
+#include "lt_gemm.h"
+#include "nvtx_range.h"
+#include "pointwise.h"
+#include "reference.h"
+
+namespace fusionscope::kernels::detail {
+
+struct Executor::Resources {
+  cublasLtHandle_t lt = nullptr;
+  std::vector<std::unique_ptr<LtGemm>> gemms;
+  std::unique_ptr<GatedGemm> gated;
+  std::unique_ptr<FullyFusedMlp> fused;
+  ~Resources() {
+    gemms.clear();
+    if (lt) cublasLtDestroy(lt);
+  }
+};
+
+namespace {
+// Seeds of each tensor, so every tensor differs and a run is reproducible.
+constexpr uint64_t kTagWeight = 10, kTagBias = 100, kTagInput = 1000;
+}  // namespace
+
+Executor::Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath path, uint64_t seed,
+                   int device)
+    : config_(c),
+      variant_(v),
+      plan_(make_plan(c, v)),
+      sets_(std::max(1, input_sets)),
+      res_(std::make_unique<Resources>()) {
+  for (const auto& spec : buffer_specs(c, v, sets_)) {
+    buffers_.emplace(spec.name, DeviceBuffer(spec.bytes));
+    allocated_ += spec.bytes;
+  }
+  // Weights He-uniform (keeps activations O(1) through the layers), biases small, inputs in
+  // [-1, 1): never zeros, so unwritten outputs and wrong indexing cannot hide.
+  const auto layers = layer_shapes(c);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const float bound = std::sqrt(6.0f / static_cast<float>(layers[i].in));
+    launch_fill_uniform(buf("weight" + std::to_string(i)),
+                        static_cast<uint64_t>(layers[i].out * layers[i].in), c.dtype, -bound, bound,
+                        seed, kTagWeight + i, nullptr);
+    if (c.bias)
+      launch_fill_uniform(buf("bias" + std::to_string(i)), static_cast<uint64_t>(layers[i].out),
+                          c.dtype, -0.1f, 0.1f, seed, kTagBias + i, nullptr);
+  }
+  const uint64_t in_elems = static_cast<uint64_t>(c.rows) * layers.front().in;
+  for (int s = 0; s < sets_; ++s)
+    launch_fill_uniform(const_cast<void*>(input(s)), in_elems, c.dtype, -1.f, 1.f, seed,
+                        kTagInput + s, nullptr);
+  if (v == Variant::kGatedGemm)
+    launch_interleave_gate_up(buf("weight0"), buf("weight1"), buf("weight_gate_up"),
+                              static_cast<uint64_t>(c.widths[1]),
+                              static_cast<uint64_t>(c.widths[0]), c.dtype, nullptr);
+  FS_CUDA(cudaDeviceSynchronize());
+  build_steps(path, device);
+  if (steps_.size() != plan_.launches.size())
+    throw CudaError("internal: " + std::to_string(steps_.size()) +
+                    " launches built for a plan of " + std::to_string(plan_.launches.size()));
+  for (size_t i = 0; i < steps_.size(); ++i) steps_[i].op = plan_.launches[i].op;
+}
+
+Executor::~Executor() = default;
+
+void* Executor::buf(const std::string& name) const {
+  auto it = buffers_.find(name);
+  if (it == buffers_.end()) throw CudaError("internal: no buffer '" + name + "'");
+  return it->second.get();
+}
+
+const void* Executor::input(int set) const {
+  const auto in = static_cast<uint64_t>(layer_shapes(config_).front().in);
+  return static_cast<const uint8_t*>(buf("input")) + static_cast<uint64_t>(set) *
+                                                         static_cast<uint64_t>(config_.rows) * in *
+                                                         dtype_bytes(config_.dtype);
+}
+
+void* Executor::output(int set) const {
+  const auto out = static_cast<uint64_t>(layer_shapes(config_).back().out);
+  return static_cast<uint8_t*>(buf("output")) + static_cast<uint64_t>(set) *
+                                                    static_cast<uint64_t>(config_.rows) * out *
+                                                    dtype_bytes(config_.dtype);
+}
+
+void Executor::build_steps(GatedGemmPath path, int device) {
+  const MlpConfig& c = config_;
+  const DType dt = c.dtype;
+  const uint64_t rows = static_cast<uint64_t>(c.rows);
+  const auto layers = layer_shapes(c);
+  auto add = [&](std::function<void(cudaStream_t, int)> f) {
+    steps_.push_back({"", std::move(f)});
+  };
+
+  if (variant_ == Variant::kFullyFused) {
+    std::vector<const void*> w, b;
+    for (size_t i = 0; i < layers.size(); ++i) {
+      w.push_back(buf("weight" + std::to_string(i)));
+      if (c.bias) b.push_back(buf("bias" + std::to_string(i)));
+    }
+    res_->fused = std::make_unique<FullyFusedMlp>(c, w, b, device);
+    FullyFusedMlp* f = res_->fused.get();
+    add([this, f](cudaStream_t s, int set) { f->run(input(set), output(set), s); });
+    kernel_path_ = "fully fused MLP: mma.sync, " + std::to_string(f->warps_per_block()) +
+                   " warps x " + std::to_string(f->blocks()) + " blocks";
+    return;
+  }
+
+  FS_CUBLAS(cublasLtCreate(&res_->lt));
+  void* ws = buf("cublaslt_workspace");
+  auto gemm = [&](uint64_t in, uint64_t out, bool bias, Activation act) {
+    res_->gemms.push_back(std::make_unique<LtGemm>(res_->lt, dt, rows, out, in, bias, act, ws,
+                                                   kCublasWorkspaceBytes));
+    return res_->gemms.back().get();
+  };
+  kernel_path_ = "cuBLASLt GEMMs";
+
+  if (c.kind == MlpKind::kGated) {
+    const uint64_t d = static_cast<uint64_t>(c.widths[0]), h = static_cast<uint64_t>(c.widths[1]);
+    const Activation act = c.activation;
+    void* w_gate = buf("weight0");
+    void* w_up = buf("weight1");
+    void* w_down = buf("weight2");
+    const uint64_t n = rows * h;
+    auto* down = gemm(h, d, false, Activation::kNone);
+    switch (variant_) {
+      case Variant::kEager: {
+        auto* g = gemm(d, h, false, Activation::kNone);
+        void *s0 = buf("scratch0"), *s1 = buf("scratch1"), *s2 = buf("scratch2"),
+             *s3 = buf("scratch3");
+        add([=, this](cudaStream_t s, int set) { g->run(input(set), w_gate, nullptr, s0, s); });
+        add([=](cudaStream_t s, int) { launch_activation(s0, s1, n, act, dt, s); });
+        add([=, this](cudaStream_t s, int set) { g->run(input(set), w_up, nullptr, s2, s); });
+        add([=](cudaStream_t s, int) { launch_multiply(s1, s2, s3, n, dt, s); });
+        add([=, this](cudaStream_t s, int set) { down->run(s3, w_down, nullptr, output(set), s); });
+        break;
+      }
+      case Variant::kEpilogue: {
+        auto* ga = gemm(d, h, false, act);
+        auto* u = gemm(d, h, false, Activation::kNone);
+        void *s0 = buf("scratch0"), *s1 = buf("scratch1"), *s2 = buf("scratch2");
+        add([=, this](cudaStream_t s, int set) { ga->run(input(set), w_gate, nullptr, s0, s); });
+        add([=, this](cudaStream_t s, int set) { u->run(input(set), w_up, nullptr, s1, s); });
+        add([=](cudaStream_t s, int) { launch_multiply(s0, s1, s2, n, dt, s); });
+        add([=, this](cudaStream_t s, int set) { down->run(s2, w_down, nullptr, output(set), s); });
+        break;
+      }
+      case Variant::kPointwiseFused: {
+        auto* g = gemm(d, h, false, Activation::kNone);
+        void *s0 = buf("scratch0"), *s1 = buf("scratch1"), *s2 = buf("scratch2");
+        add([=, this](cudaStream_t s, int set) { g->run(input(set), w_gate, nullptr, s0, s); });
+        add([=, this](cudaStream_t s, int set) { g->run(input(set), w_up, nullptr, s1, s); });
+        add([=](cudaStream_t s, int) { launch_activation_multiply(s0, s1, s2, n, act, dt, s); });
+        add([=, this](cudaStream_t s, int set) { down->run(s2, w_down, nullptr, output(set), s); });
+        break;
+      }
+      case Variant::kGatedGemm: {
+        res_->gated =
+            std::make_unique<GatedGemm>(dt, rows, h, d, act, path, buf("weight_gate_up"), device);
+        GatedGemm* gg = res_->gated.get();
+        void* s0 = buf("scratch0");
+        add([=, this](cudaStream_t s, int set) { gg->run(input(set), s0, s); });
+        add([=, this](cudaStream_t s, int set) { down->run(s0, w_down, nullptr, output(set), s); });
+        kernel_path_ = gg->path_name() + "; down: cuBLASLt";
+        break;
+      }
+      default:
+        break;
+    }
+    return;
+  }
+
+  // linear and mlp: layer i reads the previous activation and writes the next.
+  const Activation act = c.activation;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const bool last = i + 1 == layers.size();
+    const bool has_act = !last && act != Activation::kNone;
+    const uint64_t in = static_cast<uint64_t>(layers[i].in);
+    const uint64_t out = static_cast<uint64_t>(layers[i].out);
+    const void* w = buf("weight" + std::to_string(i));
+    const void* b = c.bias ? buf("bias" + std::to_string(i)) : nullptr;
+    void* prev = i == 0 ? nullptr : buf("scratch" + std::to_string((i - 1) % 2));
+    void* next = last ? nullptr : buf("scratch" + std::to_string(i % 2));
+    auto src = [this, prev](int set) { return prev ? prev : input(set); };
+    auto dst = [this, next](int set) { return next ? next : output(set); };
+    switch (variant_) {
+      case Variant::kEager:
+        if (has_act) {
+          auto* g = gemm(in, out, c.bias, Activation::kNone);
+          void* tmp = buf("scratch2");
+          add([=](cudaStream_t s, int set) { g->run(src(set), w, b, tmp, s); });
+          add([=](cudaStream_t s, int) { launch_activation(tmp, next, rows * out, act, dt, s); });
+        } else {
+          auto* g = gemm(in, out, c.bias, Activation::kNone);
+          add([=](cudaStream_t s, int set) { g->run(src(set), w, b, dst(set), s); });
+        }
+        break;
+      case Variant::kEpilogue: {
+        auto* g = gemm(in, out, c.bias, has_act ? act : Activation::kNone);
+        add([=](cudaStream_t s, int set) { g->run(src(set), w, b, dst(set), s); });
+        break;
+      }
+      case Variant::kPointwiseFused:
+        if (has_act) {
+          auto* g = gemm(in, out, false, Activation::kNone);
+          void* tmp = buf("scratch2");
+          add([=](cudaStream_t s, int set) { g->run(src(set), w, nullptr, tmp, s); });
+          if (c.bias) {
+            add([=](cudaStream_t s, int) {
+              launch_bias_activation(tmp, b, next, rows, out, act, dt, s);
+            });
+          } else {
+            add([=](cudaStream_t s, int) { launch_activation(tmp, next, rows * out, act, dt, s); });
+          }
+        } else {
+          auto* g = gemm(in, out, c.bias, Activation::kNone);
+          add([=](cudaStream_t s, int set) { g->run(src(set), w, b, dst(set), s); });
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void Executor::forward(cudaStream_t stream, int set, bool nvtx) {
+  for (const Step& step : steps_) {
+    NvtxRange range(step.op.c_str(), nvtx);
+    step.launch(stream, set);
+  }
+}
+
+void Executor::reference(cudaStream_t stream) {
+  const MlpConfig& c = config_;
+  const auto layers = layer_shapes(c);
+  const uint64_t rows = static_cast<uint64_t>(c.rows);
+  float* ref_out = static_cast<float*>(buf("reference_output"));
+  if (c.kind == MlpKind::kGated) {
+    const uint64_t d = static_cast<uint64_t>(c.widths[0]), h = static_cast<uint64_t>(c.widths[1]);
+    float* a = static_cast<float*>(buf("reference_a"));
+    float* b = static_cast<float*>(buf("reference_b"));
+    launch_reference_linear(input(0), c.dtype, buf("weight0"), nullptr, c.dtype, a, rows, h, d,
+                            Activation::kNone, stream);
+    launch_reference_linear(input(0), c.dtype, buf("weight1"), nullptr, c.dtype, b, rows, h, d,
+                            Activation::kNone, stream);
+    launch_reference_act_mul(a, b, rows * h, c.activation, stream);
+    launch_reference_linear(a, DType::kFp32, buf("weight2"), nullptr, c.dtype, ref_out, rows, d, h,
+                            Activation::kNone, stream);
+    return;
+  }
+  const void* src = input(0);
+  DType src_type = c.dtype;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const bool last = i + 1 == layers.size();
+    float* dst = last ? ref_out : static_cast<float*>(buf(i % 2 ? "reference_b" : "reference_a"));
+    launch_reference_linear(src, src_type, buf("weight" + std::to_string(i)),
+                            c.bias ? buf("bias" + std::to_string(i)) : nullptr, c.dtype, dst, rows,
+                            static_cast<uint64_t>(layers[i].out),
+                            static_cast<uint64_t>(layers[i].in),
+                            last ? Activation::kNone : c.activation, stream);
+    src = dst;
+    src_type = DType::kFp32;
+  }
+}
+
+Correctness Executor::check(cudaStream_t stream) {
+  const uint64_t n =
+      static_cast<uint64_t>(config_.rows) * static_cast<uint64_t>(layer_shapes(config_).back().out);
+  // All-ones bytes are NaN in fp32, fp16 and bf16: any element the variant fails to write shows.
+  FS_CUDA(cudaMemsetAsync(output(0), 0xFF, n * dtype_bytes(config_.dtype), stream));
+  forward(stream, 0, false);
+  reference(stream);
+  double* partials = static_cast<double*>(buf("check_partials"));
+  launch_compare(output(0), config_.dtype, static_cast<const float*>(buf("reference_output")), n,
+                 partials, stream);
+  const ErrorSums sums = finish_compare(partials, stream);
+  Correctness r;
+  r.checked = true;
+  r.max_abs_error = sums.max_abs_error;
+  r.max_abs_reference = sums.max_abs_reference;
+  r.non_finite = sums.non_finite;
+  r.rel_error = sums.sum_sq_reference > 0 ? std::sqrt(sums.sum_sq_error / sums.sum_sq_reference)
+                                          : std::sqrt(sums.sum_sq_error);
+  r.tolerance = tolerance(config_.dtype);
+  r.passed = r.non_finite == 0 && std::isfinite(r.rel_error) && r.rel_error <= r.tolerance;
+  return r;
+}
+
+}  // namespace fusionscope::kernels::detail

@@ -1,0 +1,62 @@
+// A configuration in one variant, set up on the device: buffers allocated (exactly those of
+// buffer_specs()), weights and inputs drawn from the seed, GEMM descriptors chosen. forward()
+// enqueues one pass as the plan's launches, each inside an NVTX range named by its op; check()
+// compares one pass with the fp32 reference.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device_buffer.h"
+#include "fusionscope/kernels/plan.h"
+#include "fusionscope/kernels/runner.h"
+
+namespace fusionscope::kernels::detail {
+
+class Executor {
+ public:
+  Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath path, uint64_t seed,
+           int device);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const Plan& plan() const { return plan_; }
+  int input_sets() const { return sets_; }
+  const std::string& kernel_path() const { return kernel_path_; }
+  uint64_t allocated_bytes() const { return allocated_; }
+
+  // Enqueues one forward pass over input/output copy `set` (0 <= set < input_sets()).
+  void forward(cudaStream_t stream, int set, bool nvtx);
+  // Poisons output copy 0, runs one pass on it, and compares it with the fp32 reference.
+  Correctness check(cudaStream_t stream);
+
+ private:
+  struct Step {
+    std::string op;
+    std::function<void(cudaStream_t, int)> launch;
+  };
+  void* buf(const std::string& name) const;
+  const void* input(int set) const;
+  void* output(int set) const;
+  void build_steps(GatedGemmPath path, int device);
+  void reference(cudaStream_t stream);
+
+  MlpConfig config_;
+  Variant variant_;
+  Plan plan_;
+  int sets_ = 1;
+  uint64_t allocated_ = 0;
+  std::string kernel_path_;
+  std::map<std::string, DeviceBuffer> buffers_;
+  std::vector<Step> steps_;
+  struct Resources;
+  std::unique_ptr<Resources> res_;
+};
+
+}  // namespace fusionscope::kernels::detail

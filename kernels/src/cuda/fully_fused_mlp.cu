@@ -1,0 +1,238 @@
+#include <algorithm>
+#include <string>
+
+#include "../buffers.h"
+#include "cuda_check.h"
+#include "element.cuh"
+#include "fully_fused_mlp.h"
+#include "mma.cuh"
+
+namespace fusionscope::kernels::detail {
+namespace {
+
+struct FusedParams {
+  const void* input;
+  void* output;
+  int64_t rows;
+  int layers;
+  int widths[kFusedMaxLayers + 1];
+  const void* weights[kFusedMaxLayers];
+  const void* biases[kFusedMaxLayers];
+  int weight_offset[kFusedMaxLayers];  // in elements of T, into shared memory
+  int bias_offset[kFusedMaxLayers];    // in floats, after the weights
+  int weight_elems;                    // all padded weights
+  int bias_floats;
+  int tile_stride;  // elements per activation row (widest + pad)
+};
+
+// Copies this warp's 16 rows of input (zeros past the last row) into `tile`.
+template <typename T>
+__device__ __forceinline__ void prefetch_rows(const FusedParams& p, T* tile, int64_t tile_index,
+                                              int lane) {
+  const int in = p.widths[0];
+  const int chunks_per_row = in / 8;
+  const T* src = static_cast<const T*>(p.input);
+  for (int c = lane; c < 16 * chunks_per_row; c += 32) {
+    const int r = c / chunks_per_row, k = (c % chunks_per_row) * 8;
+    const int64_t row = tile_index * 16 + r;
+    const bool valid = row < p.rows;
+    cp_async_16(tile + r * p.tile_stride + k, src + (valid ? row * in + k : 0), valid ? 16 : 0);
+  }
+}
+
+template <typename T, int WMAX, Activation A>
+__global__ void __launch_bounds__(kFusedMaxWarps * 32)
+    fully_fused_mlp_kernel(const __grid_constant__ FusedParams p) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  T* weights = reinterpret_cast<T*>(smem);
+  float* biases = reinterpret_cast<float*>(smem + p.weight_elems * sizeof(T));
+  T* tiles = reinterpret_cast<T*>(smem + p.weight_elems * sizeof(T) + p.bias_floats * 4);
+
+  // Every layer's weights into shared memory once (16-byte copies), biases as fp32.
+  for (int l = 0; l < p.layers; ++l) {
+    const int in = p.widths[l], out = p.widths[l + 1];
+    const T* w = static_cast<const T*>(p.weights[l]);
+    for (int c = threadIdx.x; c < out * in / 8; c += blockDim.x) {
+      const int n = c / (in / 8), k = (c % (in / 8)) * 8;
+      cp_async_16(weights + p.weight_offset[l] + n * (in + kFusedRowPad) + k, w + n * in + k, 16);
+    }
+    const T* b = static_cast<const T*>(p.biases[l]);
+    for (int n = threadIdx.x; n < out; n += blockDim.x)
+      biases[p.bias_offset[l] + n] = b ? to_float(b[n]) : 0.f;
+  }
+  cp_async_commit();
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warps = blockDim.x / 32;
+  // This warp's two 16-row tiles (pointer arithmetic, not an array: no local memory).
+  const int tile_elems = 16 * p.tile_stride;
+  T* const mine = tiles + 2 * warp * tile_elems;
+  const int64_t tiles_total = (p.rows + 15) / 16;
+  const int64_t step = int64_t{gridDim.x} * warps;
+  int64_t tile = int64_t{blockIdx.x} * warps + warp;
+  if (tile < tiles_total) prefetch_rows(p, mine, tile, lane);
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();  // weights visible to every warp
+
+  int cur = 0;
+  const int out_w = p.widths[p.layers];
+  T* dst = static_cast<T*>(p.output);
+  for (; tile < tiles_total; tile += step, cur ^= 1) {
+    // Fetch the next tile while this one is computed.
+    if (tile + step < tiles_total)
+      prefetch_rows(p, mine + (cur ^ 1) * tile_elems, tile + step, lane);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncwarp();
+    T* x = mine + cur * tile_elems;
+
+    for (int l = 0; l < p.layers; ++l) {
+      const int in = p.widths[l], out = p.widths[l + 1];
+      const T* w = weights + p.weight_offset[l];
+      const int wstride = in + kFusedRowPad;
+      uint32_t a[WMAX / 16][4];
+#pragma unroll
+      for (int kt = 0; kt < WMAX / 16; ++kt)
+        if (kt * 16 < in)
+          ldmatrix_x4(a[kt], x + (lane % 16) * p.tile_stride + kt * 16 + (lane / 16) * 8);
+      __syncwarp();  // the whole input is in registers before the output overwrites it
+
+      float acc[WMAX / 8][4];
+#pragma unroll
+      for (int nt = 0; nt < WMAX / 8; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
+#pragma unroll
+      for (int np = 0; np < WMAX / 16; ++np) {  // pairs of n8 tiles
+        if (np * 16 >= out) break;
+#pragma unroll
+        for (int kt = 0; kt < WMAX / 16; ++kt) {
+          if (kt * 16 >= in) break;
+          uint32_t b[4];
+          const int n = np * 16 + (lane % 8) + (lane / 16) * 8;
+          const int k = kt * 16 + ((lane / 8) % 2) * 8;
+          ldmatrix_x4(b, w + n * wstride + k);
+          mma_16816<T>(acc[2 * np], a[kt], b[0], b[1]);
+          mma_16816<T>(acc[2 * np + 1], a[kt], b[2], b[3]);
+        }
+      }
+
+      const bool last = l + 1 == p.layers;
+      const float* bias = biases + p.bias_offset[l];
+      const int r = lane / 4, cpair = 2 * (lane % 4);
+#pragma unroll
+      for (int nt = 0; nt < WMAX / 8; ++nt) {
+        if (nt * 8 >= out) break;
+        const int col = nt * 8 + cpair;
+        float v[4] = {acc[nt][0] + bias[col], acc[nt][1] + bias[col + 1], acc[nt][2] + bias[col],
+                      acc[nt][3] + bias[col + 1]};
+        if (!last) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) v[i] = act_fast<A>(v[i]);
+        }
+        *reinterpret_cast<uint32_t*>(x + r * p.tile_stride + col) = pack2<T>(v[0], v[1]);
+        *reinterpret_cast<uint32_t*>(x + (r + 8) * p.tile_stride + col) = pack2<T>(v[2], v[3]);
+      }
+      __syncwarp();
+    }
+
+    // The 16 output rows are one contiguous block of device memory: coalesced 16-byte stores.
+    const int chunks_per_row = out_w / 8;
+    for (int c = lane; c < 16 * chunks_per_row; c += 32) {
+      const int r = c / chunks_per_row, k = (c % chunks_per_row) * 8;
+      const int64_t row = tile * 16 + r;
+      if (row < p.rows)
+        *reinterpret_cast<uint4*>(dst + row * out_w + k) =
+            *reinterpret_cast<const uint4*>(x + r * p.tile_stride + k);
+    }
+    __syncwarp();  // reads of this buffer end before it is refilled
+  }
+  cp_async_wait<0>();
+}
+
+template <typename T, int WMAX>
+void* kernel_for(Activation act) {
+  void* f = nullptr;
+  dispatch_activation(act, [&]<Activation A>() {
+    f = reinterpret_cast<void*>(&fully_fused_mlp_kernel<T, WMAX, A>);
+  });
+  return f;
+}
+
+void* select_kernel(DType dtype, int wmax, Activation act) {
+  void* f = nullptr;
+  dispatch_dtype(dtype, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, float>) {
+      if (wmax <= 32) {
+        f = kernel_for<T, 32>(act);
+      } else if (wmax <= 64) {
+        f = kernel_for<T, 64>(act);
+      } else {
+        f = kernel_for<T, 128>(act);
+      }
+    }
+  });
+  if (!f) throw CudaError("fully-fused: no kernel for this dtype");
+  return f;
+}
+
+}  // namespace
+
+FullyFusedMlp::FullyFusedMlp(const MlpConfig& c, std::vector<const void*> weights,
+                             std::vector<const void*> biases, int device)
+    : config_(c), weights_(std::move(weights)), biases_(std::move(biases)) {
+  if (static_cast<int>(weights_.size()) > kFusedMaxLayers)
+    throw CudaError("fully-fused: at most " + std::to_string(kFusedMaxLayers) + " layers");
+  int widest = 0;
+  for (auto w : c.widths) widest = std::max(widest, static_cast<int>(w));
+  wmax_ = widest <= 32 ? 32 : widest <= 64 ? 64 : 128;
+  int optin = 0, sms = 0;
+  FS_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  FS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  warps_ = kFusedMaxWarps;
+  smem_ = fused_smem_bytes(c, warps_);
+  if (smem_ > static_cast<size_t>(optin)) {
+    warps_ = kFusedMinWarps;
+    smem_ = fused_smem_bytes(c, warps_);
+  }
+  if (smem_ > static_cast<size_t>(optin))
+    throw CudaError("fully-fused: needs " + std::to_string(smem_ >> 10) +
+                    " KiB of shared memory per block; this device allows " +
+                    std::to_string(optin >> 10) + " KiB");
+  void* f = select_kernel(c.dtype, wmax_, c.activation);
+  FS_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(smem_)));
+  int per_sm = 0;
+  FS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, warps_ * 32, smem_));
+  const int64_t tiles = (c.rows + 15) / 16;
+  const int64_t wanted = (tiles + warps_ - 1) / warps_;
+  blocks_ = static_cast<int>(std::min<int64_t>(wanted, int64_t{std::max(per_sm, 1)} * sms));
+}
+
+void FullyFusedMlp::run(const void* input, void* output, cudaStream_t stream) const {
+  FusedParams p{};
+  p.input = input;
+  p.output = output;
+  p.rows = config_.rows;
+  p.layers = static_cast<int>(weights_.size());
+  int woff = 0, boff = 0, widest = 0;
+  for (int l = 0; l <= p.layers; ++l) {
+    p.widths[l] = static_cast<int>(config_.widths[l]);
+    widest = std::max(widest, p.widths[l]);
+  }
+  for (int l = 0; l < p.layers; ++l) {
+    p.weights[l] = weights_[l];
+    p.biases[l] = biases_.empty() ? nullptr : biases_[l];
+    p.weight_offset[l] = woff;
+    p.bias_offset[l] = boff;
+    woff += p.widths[l + 1] * (p.widths[l] + kFusedRowPad);
+    boff += p.widths[l + 1];
+  }
+  p.weight_elems = woff;
+  p.bias_floats = boff;
+  p.tile_stride = widest + kFusedRowPad;
+  void* f = select_kernel(config_.dtype, wmax_, config_.activation);
+  void* args[] = {&p};
+  FS_CUDA(cudaLaunchKernel(f, dim3(blocks_), dim3(warps_ * 32), args, smem_, stream));
+}
+
+}  // namespace fusionscope::kernels::detail

@@ -1,0 +1,212 @@
+// Every variant against the fp32 reference on a real GPU (label gpu), and the runner's contract:
+// progress, cancel, graphs, and errors reported rather than thrown.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <set>
+
+#include "fusionscope/kernels/runner.h"
+#include "gpu_guard.h"
+
+namespace fk = fusionscope::kernels;
+
+namespace {
+
+fk::MlpConfig preset(const char* name) {
+  return fk::find_preset(name).value();
+}
+
+fk::MlpConfig make(fk::MlpKind kind, int64_t rows, std::vector<int64_t> widths, bool bias,
+                   fk::DType dtype, fk::Activation act) {
+  fk::MlpConfig c;
+  c.name = "test";
+  c.kind = kind;
+  c.rows = rows;
+  c.widths = std::move(widths);
+  c.bias = bias;
+  c.dtype = dtype;
+  c.activation = act;
+  return c;
+}
+
+fk::RunOptions quick() {
+  fk::RunOptions o;
+  o.warmup_iterations = 1;
+  o.timed_iterations = 3;
+  return o;
+}
+
+// Runs and checks one configuration x variant; prints the error figures for the log.
+void expect_correct(const fk::MlpConfig& c, fk::Variant v, fk::RunOptions o = quick()) {
+  const fk::RunResult r = fk::run(c, v, o);
+  ASSERT_TRUE(r.ok) << fk::describe(c) << " / " << fk::to_string(v) << ": " << r.error;
+  ASSERT_TRUE(r.correctness.checked);
+  std::printf("  %-55s %-16s rel %.2e  max abs %.2e (|ref| max %.2f)  %s\n",
+              fk::describe(c).c_str(), std::string(fk::to_string(v)).c_str(),
+              r.correctness.rel_error, r.correctness.max_abs_error, r.correctness.max_abs_reference,
+              r.kernel_path.c_str());
+  EXPECT_EQ(r.correctness.non_finite, 0u) << "unwritten or non-finite outputs";
+  EXPECT_TRUE(r.correctness.passed)
+      << fk::describe(c) << " / " << fk::to_string(v) << ": rel error " << r.correctness.rel_error
+      << " > tolerance " << r.correctness.tolerance;
+  EXPECT_GT(r.correctness.max_abs_reference, 0.01) << "reference is (near) zero: a vacuous check";
+  EXPECT_EQ(r.iteration_ms.size(), static_cast<size_t>(o.timed_iterations));
+  EXPECT_GT(r.median_ms, 0);
+}
+
+void expect_all_variants_correct(const fk::MlpConfig& c, fk::RunOptions o = quick()) {
+  int ran = 0;
+  for (auto v : fk::all_variants()) {
+    if (!fk::supports(c, v)) continue;
+    expect_correct(c, v, o);
+    ++ran;
+  }
+  EXPECT_GT(ran, 0);
+}
+
+TEST(RunnerGpu, DeviceQuery) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  const fk::DeviceInfo d = fk::query_device(0);
+  ASSERT_TRUE(d.available) << d.unavailable_reason;
+  EXPECT_FALSE(d.name.empty());
+  EXPECT_GT(d.sm_count, 0);
+  EXPECT_GT(d.total_memory_bytes, 0u);
+  EXPECT_GT(d.free_memory_bytes, 0u);
+  EXPECT_GT(d.l2_bytes, 0u);
+  EXPECT_GT(d.driver_version, 0);
+  EXPECT_GT(d.runtime_version, 0);
+  std::printf(
+      "  %s cc %d.%d, %d SMs, %.1f GiB, L2 %.0f MiB, %.2f TB/s, %.0f TFLOP/s (%s), "
+      "driver %d runtime %d\n",
+      d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count,
+      static_cast<double>(d.total_memory_bytes) / (1ull << 30),
+      static_cast<double>(d.l2_bytes) / (1ull << 20), d.memory_bandwidth_bytes_per_s / 1e12,
+      d.peak_tensor_flops / 1e12, d.peak_flops_note.c_str(), d.driver_version, d.runtime_version);
+  const fk::DeviceInfo missing = fk::query_device(1000);
+  EXPECT_FALSE(missing.available);
+  EXPECT_NE(missing.unavailable_reason.find("does not exist"), std::string::npos);
+}
+
+// Small shapes: every variant of every kind and dtype (also what the sanitizers run).
+TEST(RunnerGpuSmall, LinearAllDtypes) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  for (auto dt : {fk::DType::kFp32, fk::DType::kFp16, fk::DType::kBf16})
+    expect_all_variants_correct(
+        make(fk::MlpKind::kLinear, 200, {32, 64}, true, dt, fk::Activation::kNone));
+}
+
+TEST(RunnerGpuSmall, MlpAllActivations) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  for (auto act : {fk::Activation::kRelu, fk::Activation::kGeluTanh, fk::Activation::kSilu,
+                   fk::Activation::kNone})
+    for (auto dt : {fk::DType::kFp16, fk::DType::kBf16})
+      expect_all_variants_correct(make(fk::MlpKind::kMlp, 333, {48, 128, 16, 32}, true, dt, act));
+  expect_all_variants_correct(
+      make(fk::MlpKind::kMlp, 100, {64, 96, 64}, false, fk::DType::kFp32, fk::Activation::kRelu));
+}
+
+TEST(RunnerGpuSmall, GatedBothPathsOddShapes) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  for (auto act : {fk::Activation::kGeluTanh, fk::Activation::kSilu, fk::Activation::kRelu})
+    for (auto dt : {fk::DType::kFp16, fk::DType::kBf16}) {
+      // Rows, dim and hidden that are not multiples of any tile.
+      const auto c = make(fk::MlpKind::kGated, 300, {200, 328}, false, dt, act);
+      expect_all_variants_correct(c);
+      fk::RunOptions o = quick();
+      o.gated_path = fk::GatedGemmPath::kAmpereMmaSync;
+      expect_correct(c, fk::Variant::kGatedGemm, o);
+    }
+  expect_all_variants_correct(
+      make(fk::MlpKind::kGated, 64, {64, 128}, false, fk::DType::kFp32, fk::Activation::kGeluTanh));
+}
+
+TEST(RunnerGpuSmall, GraphModeMatches) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  fk::RunOptions o = quick();
+  o.use_graph = true;
+  const auto c = make(fk::MlpKind::kGated, 256, {128, 256}, false, fk::DType::kBf16,
+                      fk::Activation::kGeluTanh);
+  for (auto v : {fk::Variant::kEager, fk::Variant::kGatedGemm}) {
+    const auto r = fk::run(c, v, o);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_TRUE(r.used_graph);
+    EXPECT_TRUE(r.correctness.passed) << r.correctness.rel_error;
+  }
+}
+
+// The reference workloads at full size.
+TEST(RunnerGpuPresets, EveryPresetEveryVariant) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  for (const char* name : {"linear-post", "geglu-post", "swiglu-post", "mlp-narrow", "mlp-wide"})
+    expect_all_variants_correct(preset(name));
+}
+
+TEST(RunnerGpuPresets, GegluHopperAndAmperePathsAgree) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  const fk::DeviceInfo d = fk::query_device(0);
+  fk::RunOptions o = quick();
+  o.gated_path = fk::GatedGemmPath::kAmpereMmaSync;
+  expect_correct(preset("geglu-post"), fk::Variant::kGatedGemm, o);
+  if (d.cc_major == 9) {
+    o.gated_path = fk::GatedGemmPath::kHopperWgmma;
+    expect_correct(preset("geglu-post"), fk::Variant::kGatedGemm, o);
+  }
+}
+
+TEST(RunnerGpu, ProgressAndCancel) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  std::atomic<bool> cancel{false};
+  std::set<fk::RunProgress::Phase> phases;
+  fk::RunOptions o;
+  o.warmup_iterations = 2;
+  o.timed_iterations = 50;
+  o.cancel = &cancel;
+  o.on_progress = [&](const fk::RunProgress& p) {
+    phases.insert(p.phase);
+    if (p.phase == fk::RunProgress::Phase::kTimed && p.iteration == 4) cancel = true;
+  };
+  const auto r = fk::run(preset("linear-post"), fk::Variant::kEager, o);
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_NE(r.error.find("cancelled"), std::string::npos);
+  EXPECT_EQ(r.iteration_ms.size(), 5u);
+  EXPECT_TRUE(phases.count(fk::RunProgress::Phase::kWarmup));
+  EXPECT_TRUE(phases.count(fk::RunProgress::Phase::kTimed));
+
+  cancel = false;
+  phases.clear();
+  o.on_progress = [&](const fk::RunProgress& p) { phases.insert(p.phase); };
+  o.timed_iterations = 5;
+  const auto full = fk::run(preset("linear-post"), fk::Variant::kEager, o);
+  ASSERT_TRUE(full.ok) << full.error;
+  EXPECT_TRUE(phases.count(fk::RunProgress::Phase::kCheck));
+  EXPECT_TRUE(phases.count(fk::RunProgress::Phase::kDone));
+  EXPECT_GT(full.wall_ms, 0);
+  EXPECT_GT(full.input_sets, 1) << "a 192 KiB working set should rotate through copies";
+}
+
+TEST(RunnerGpu, ErrorsAreReportedNotThrown) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  auto bad = preset("geglu-post");
+  bad.rows = 0;
+  auto r = fk::run(bad, fk::Variant::kEager);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("rows must be positive"), std::string::npos) << r.error;
+
+  r = fk::run(preset("geglu-post"), fk::Variant::kFullyFused);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("not gated"), std::string::npos) << r.error;
+
+  auto huge = preset("geglu-large");
+  huge.rows = int64_t{1} << 30;  // terabytes of activations
+  r = fk::run(huge, fk::Variant::kEager);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("are free"), std::string::npos) << r.error;
+
+  // The process is still healthy afterwards.
+  r = fk::run(preset("linear-post"), fk::Variant::kEpilogue, quick());
+  EXPECT_TRUE(r.ok) << r.error;
+}
+
+}  // namespace
