@@ -241,9 +241,10 @@ SessionStore SessionStore::open(const fs::path& path, OpenMode mode) {
   if (writable) {
     configure_writer(db);
     detail::migrate_to_current(db);
+    impl->file_version = detail::kCurrentSchemaVersion;
   } else {
-    db.exec("PRAGMA query_only = 1");
     if (impl->file_version < detail::kCurrentSchemaVersion) impl->migrate_in_memory();
+    impl->db->exec("PRAGMA query_only = 1");
   }
   impl->load_strings();
   return SessionStore(std::move(impl));
@@ -535,14 +536,19 @@ void SessionStore::save_as(const fs::path& target) const {
   // Written beside the target and renamed over it: a failure never leaves a half-written file.
   const fs::path partial = detail::sidecar(abs, (".partial-" + std::to_string(::getpid())).c_str());
   remove_with_sidecars(partial);
+  // A reader's connection is query_only, which refuses VACUUM INTO although it writes only the
+  // new file; the connection itself is opened read-only, so lifting it for this is safe.
+  if (impl_->read_only) impl_->db->exec("PRAGMA query_only = 0");
   try {
     Statement& st = impl_->db->statement("VACUUM INTO ?");
     st.bind(1, std::string_view(partial.string()));
     st.run();
   } catch (const StoreError& e) {
+    if (impl_->read_only) impl_->db->exec("PRAGMA query_only = 1");
     remove_with_sidecars(partial);
     fail(e.what());
   }
+  if (impl_->read_only) impl_->db->exec("PRAGMA query_only = 1");
   fs::rename(partial, abs, ec);
   if (ec) {
     remove_with_sidecars(partial);

@@ -129,7 +129,10 @@ class SessionStore {
 
   const std::filesystem::path& path() const;
   bool read_only() const;
-  int schema_version() const;  // PRAGMA user_version of the file as opened
+  // PRAGMA user_version of the file: read-write stores are always at the current version (older
+  // files are migrated on open); read-only stores report the file's own, possibly older, version
+  // (they read an in-memory migrated copy).
+  int schema_version() const;
   static int current_schema_version();
 
   SessionInfo session() const;

@@ -1,0 +1,95 @@
+// A read-only store never writes: not the file, not a journal beside it.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "file_guards.h"
+#include "fusionscope/storage/session_store.h"
+#include "store_fixtures.h"
+#include "test_paths.h"
+
+namespace fusionscope::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> files_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(StoreReadOnly, ReadingNeverModifiesTheFile) {
+  const auto dir = fusionscope::testing::scratch_dir();
+  const auto path = dir / "s.fsdb";
+  int64_t run = 0;
+  {
+    SessionStore store = SessionStore::create(path, testing::sample_session());
+    run = store.add_run(testing::sample_run());
+    testing::insert_all(store, run, testing::sample_records(store));
+    store.set_property("k", "v");
+  }
+  ASSERT_EQ(files_in(dir), std::vector<std::string>{"s.fsdb"});  // a clean close leaves one file
+  const testing::FileSnapshot before = testing::snapshot(path);
+  {
+    SessionStore store = SessionStore::open(path);
+    EXPECT_EQ(store.session().name, testing::sample_session().name);
+    EXPECT_EQ(store.runs().size(), 1u);
+    EXPECT_EQ(store.load_run(run).kernels.size(), 2u);
+    EXPECT_EQ(store.properties().size(), 1u);
+    EXPECT_FALSE(store.strings().empty());
+    EXPECT_EQ(files_in(dir), std::vector<std::string>{"s.fsdb"});  // nothing beside it while open
+    // Every write is refused.
+    EXPECT_THROW(store.add_run(RunInfo{}), StoreError);
+    EXPECT_THROW(store.update_session(SessionInfo{}), StoreError);
+    EXPECT_THROW(store.rename_run(run, "x"), StoreError);
+    EXPECT_THROW(store.delete_run(run), StoreError);
+    EXPECT_THROW(store.set_property("a", "b"), StoreError);
+    EXPECT_THROW(store.intern("brand new"), StoreError);
+    KernelRecord k;
+    EXPECT_THROW(store.insert_kernels(run, std::span(&k, 1)), StoreError);
+    RunInfo r = *store.run(run);
+    EXPECT_THROW(store.update_run(r), StoreError);
+  }
+  EXPECT_TRUE(testing::snapshot(path) == before);
+  EXPECT_EQ(files_in(dir), std::vector<std::string>{"s.fsdb"});
+}
+
+TEST(StoreReadOnly, AReaderSeesWhatAnOpenWriterCommitted) {
+  const auto dir = fusionscope::testing::scratch_dir();
+  const auto path = dir / "live.fsdb";
+  SessionStore writer = SessionStore::create(path, SessionInfo{});
+  const int64_t run = writer.add_run(RunInfo{});
+  const testing::SampleRecords records = testing::sample_records(writer);
+  writer.insert_kernels(run, records.kernels);
+  ASSERT_TRUE(fs::exists(dir / "live.fsdb-wal"));
+  const auto main_before = testing::snapshot(path);
+  {
+    SessionStore reader = SessionStore::open(path);
+    EXPECT_EQ(reader.load_run(run).kernels, records.kernels);
+    EXPECT_EQ(reader.strings(), writer.strings());
+    // Later batches are seen by a later load.
+    writer.insert_api_calls(run, records.api_calls);
+    EXPECT_EQ(reader.load_run(run).api_calls.size(), 1u);
+  }
+  EXPECT_TRUE(testing::snapshot(path).bytes == main_before.bytes);
+}
+
+TEST(StoreReadOnly, UnrecoveredWriteAheadLogIsReportedNotIgnored) {
+  // A crashed writer without its shared-memory index: only a writer can recover the WAL, and
+  // reading the main file alone would silently drop committed records.
+  const auto dir = fusionscope::testing::scratch_dir();
+  const auto path = dir / "crashed.fsdb";
+  { SessionStore::create(path, SessionInfo{}); }
+  testing::write_bytes(dir / "crashed.fsdb-wal", std::string(4096, 'x'));
+  try {
+    SessionStore::open(path);
+    FAIL() << "opened with an unrecovered WAL";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("open it read-write"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fusionscope::storage
