@@ -1,0 +1,77 @@
+// A capture job: configurations x variants to run one after another under capture into a
+// session, and what the lab reports while it works and when it is done. No UI, no CUDA headers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fusionscope/kernels/config.h"
+#include "fusionscope/kernels/runner.h"
+#include "fusionscope/profiler/tracer.h"
+#include "fusionscope/storage/session_store.h"
+
+namespace fusionscope::lab {
+
+struct RunSpec {
+  kernels::MlpConfig config;
+  kernels::Variant variant = kernels::Variant::kEager;
+  friend bool operator==(const RunSpec&, const RunSpec&) = default;
+};
+
+struct CaptureJob {
+  std::vector<RunSpec> runs;
+  int warmup = 5;
+  int iterations = 20;
+  bool cuda_graph = false;
+  // Compare each run's output with the fp32 reference. Off by default: the reference's own
+  // kernels would then sit in every trace.
+  bool verify = false;
+  int device = 0;
+};
+
+// Every configuration in every variant, in that order. A variant that does not apply to a
+// configuration is left out; `skipped` (when given) receives "config / variant: why".
+std::vector<RunSpec> expand(const std::vector<kernels::MlpConfig>& configs,
+                            const std::vector<kernels::Variant>& variants,
+                            std::vector<std::string>* skipped = nullptr);
+
+// The run's name in the session: "<configuration name> / <variant>".
+std::string run_name(const RunSpec& spec);
+
+struct Progress {
+  enum class Stage : uint8_t { kStarting, kSetup, kWarmup, kTimed, kFinishing, kFinished };
+  Stage stage = Stage::kStarting;
+  std::size_t run_index = 0;  // 0-based position in the job
+  std::size_t run_count = 0;
+  std::string run_name;
+  int64_t run_id = 0;
+  int iteration = 0;  // kWarmup / kTimed: within the phase
+  int total = 0;
+  // kFinished only:
+  storage::RunStatus status = storage::RunStatus::kRunning;
+  std::string message;  // why the run failed, or what is missing from its trace
+};
+using ProgressCallback = std::function<void(const Progress&)>;
+
+// What happened to one run.
+struct RunOutcome {
+  int64_t run_id = 0;
+  storage::RunStatus status = storage::RunStatus::kPending;
+  kernels::RunResult result;  // the runner's timing (CUDA events), plan and errors
+  profiler::TraceOutcome trace;
+};
+
+struct JobResult {
+  std::vector<int64_t> run_ids;  // every run added to the session, in job order
+  std::vector<RunOutcome> runs;  // same order
+  std::size_t ok = 0;
+  std::size_t failed = 0;
+  bool cancelled = false;
+  // Set when the job ran without any trace (no GPU, another profiler attached...): why.
+  std::string trace_unavailable;
+};
+
+}  // namespace fusionscope::lab

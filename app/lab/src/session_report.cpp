@@ -1,0 +1,239 @@
+#include "fusionscope/lab/session_report.h"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <unordered_map>
+
+namespace fusionscope::lab {
+namespace {
+
+using storage::RunData;
+
+std::string duration(int64_t ns) {
+  char buf[32];
+  const double v = static_cast<double>(ns);
+  if (ns < 1000)
+    std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+  else if (ns < 1000000)
+    std::snprintf(buf, sizeof buf, "%.1f us", v / 1e3);
+  else if (ns < 1000000000)
+    std::snprintf(buf, sizeof buf, "%.2f ms", v / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f s", v / 1e9);
+  return buf;
+}
+
+std::string fit(std::string s, std::size_t width) {
+  if (s.size() <= width) return s;
+  return s.substr(0, width - 3) + "...";
+}
+
+// Columns: text left-aligned, numbers right-aligned; widths from the contents.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header, std::vector<bool> right)
+      : right_(std::move(right)) {
+    rows_.push_back(std::move(header));
+  }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void write(std::ostream& out, const std::string& indent) const {
+    std::vector<std::size_t> w(rows_[0].size(), 0);
+    for (const auto& r : rows_)
+      for (std::size_t c = 0; c < r.size(); ++c) w[c] = std::max(w[c], r[c].size());
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      std::string line = indent;
+      for (std::size_t c = 0; c < rows_[i].size(); ++c) {
+        const std::string& cell = rows_[i][c];
+        const std::string pad(w[c] - cell.size(), ' ');
+        line += right_[c] ? pad + cell : cell + pad;
+        if (c + 1 < rows_[i].size()) line += "  ";
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << '\n';
+      if (i == 0) {
+        std::size_t total = 0;
+        for (std::size_t c = 0; c < w.size(); ++c) total += w[c] + (c + 1 < w.size() ? 2 : 0);
+        out << indent << std::string(total, '-') << '\n';
+      }
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<bool> right_;
+};
+
+// The timed iterations' NVTX ranges ("iteration N" with N >= warm-up) per thread.
+struct TimedWindows {
+  std::unordered_map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> by_thread;
+  bool contains(uint32_t thread, int64_t t) const {
+    auto it = by_thread.find(thread);
+    if (it == by_thread.end()) return false;
+    const auto& v = it->second;
+    auto up = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
+    return up != v.begin() && std::prev(up)->second >= t;
+  }
+};
+
+TimedWindows timed_windows(const RunData& run) {
+  TimedWindows w;
+  for (const auto& r : run.ranges) {
+    if (r.kind != storage::RangeKind::kNvtx) continue;
+    const std::string& name = run.str(r.name);
+    if (!name.starts_with("iteration ")) continue;
+    char* end = nullptr;
+    const long n = std::strtol(name.c_str() + 10, &end, 10);
+    if (end == name.c_str() + 10 || n < run.info.warmup) continue;
+    w.by_thread[r.thread_id].emplace_back(r.start_ns, r.end_ns);
+  }
+  for (auto& [thread, v] : w.by_thread) std::sort(v.begin(), v.end());
+  return w;
+}
+
+std::string trace_cell(const storage::RunInfo& info, std::size_t kernels) {
+  if (info.dropped_records > 0) return std::to_string(info.dropped_records) + " dropped";
+  if (info.trace_status.empty()) return "complete";
+  return kernels == 0 ? "none" : "partial";
+}
+
+}  // namespace
+
+std::string short_kernel_name(const std::string& name) {
+  std::string s = name;
+  int status = 0;
+  if (char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status); d != nullptr) {
+    if (status == 0) s = d;
+    std::free(d);
+  }
+  // Drop the argument list and template arguments, then a leading return type.
+  std::string out;
+  int depth = 0;
+  for (char c : s) {
+    if (c == '<') ++depth;
+    if (depth == 0 && c != '>') out += c;
+    if (c == '>' && depth > 0) --depth;
+    if (c == '(' && depth == 0) {
+      out.pop_back();
+      break;
+    }
+  }
+  if (const auto space = out.rfind(' '); space != std::string::npos) out = out.substr(space + 1);
+  return out.empty() ? s : out;
+}
+
+RunSummary summarize(const RunData& run, std::size_t top_n) {
+  RunSummary s;
+  s.info = run.info;
+  s.kernels = run.kernels.size();
+  s.api_calls = run.api_calls.size();
+  std::unordered_map<uint32_t, std::pair<uint32_t, int64_t>> launch_of;  // corr -> thread, start
+  for (const auto& a : run.api_calls) {
+    auto [it, inserted] = launch_of.try_emplace(a.correlation_id, a.thread_id, a.start_ns);
+    if (!inserted && a.start_ns < it->second.second) it->second = {a.thread_id, a.start_ns};
+  }
+  const TimedWindows timed = timed_windows(run);
+  std::vector<uint32_t> launches;
+  std::map<std::string, KernelTotal> all, in_timed;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const auto& k : run.kernels) {
+    const int64_t d = k.end_ns - k.start_ns;
+    s.gpu_ns += d;
+    first = std::min(first, k.start_ns);
+    last = std::max(last, k.end_ns);
+    if (k.correlation_id != 0) launches.push_back(k.correlation_id);
+    const std::string name = short_kernel_name(run.str(k.name));
+    auto add = [&](std::map<std::string, KernelTotal>& m) {
+      KernelTotal& t = m[name];
+      t.name = name;
+      ++t.calls;
+      t.total_ns += d;
+    };
+    add(all);
+    auto l = launch_of.find(k.correlation_id);
+    if (l != launch_of.end() && timed.contains(l->second.first, l->second.second)) {
+      add(in_timed);
+      ++s.timed_kernels;
+      s.timed_gpu_ns += d;
+    }
+  }
+  std::sort(launches.begin(), launches.end());
+  s.launches =
+      static_cast<std::size_t>(std::unique(launches.begin(), launches.end()) - launches.begin());
+  s.span_ns = run.kernels.empty() ? 0 : last - first;
+  s.top_is_timed = !in_timed.empty();
+  for (const auto& [name, t] : s.top_is_timed ? in_timed : all) s.top.push_back(t);
+  std::sort(s.top.begin(), s.top.end(),
+            [](const KernelTotal& a, const KernelTotal& b) { return a.total_ns > b.total_ns; });
+  if (s.top.size() > top_n) s.top.resize(top_n);
+  return s;
+}
+
+void write_report(const storage::SessionStore& store, std::ostream& out, std::size_t top_n) {
+  const storage::SessionInfo session = store.session();
+  const std::vector<storage::RunInfo> runs = store.runs();
+  out << "Session  " << store.path().string();
+  if (!session.name.empty()) out << "  (" << session.name << ")";
+  out << '\n';
+  if (!session.gpu_name.empty()) {
+    char gpu[256];
+    std::snprintf(gpu, sizeof gpu, "%s, cc %d.%d, %d SMs, %.0f GB/s", session.gpu_name.c_str(),
+                  session.cc_major, session.cc_minor, session.sm_count, session.mem_bandwidth_gbs);
+    out << "GPU      " << gpu << '\n';
+  }
+  if (!session.driver_version.empty() || !session.cuda_version.empty())
+    out << "Software driver " << session.driver_version << ", CUDA " << session.cuda_version
+        << ", CUPTI " << session.cupti_version << '\n';
+  if (!session.host.empty() || !session.created_utc.empty())
+    out << "Captured " << session.created_utc << (session.host.empty() ? "" : " on " + session.host)
+        << '\n';
+  out << "Runs     " << runs.size() << "\n\n";
+  if (runs.empty()) return;
+
+  std::vector<RunSummary> summaries;
+  Table table({"id", "run", "status", "iters", "kernels", "launches", "GPU time", "GPU/iter",
+               "wall/iter", "trace"},
+              {true, false, false, true, true, true, true, true, true, false});
+  for (const auto& info : runs) {
+    RunSummary s = summarize(store.load_run(info.id), top_n);
+    const int iters = std::max(info.iterations, 1);
+    table.add(
+        {std::to_string(info.id), fit(info.name, 40), std::string(storage::to_string(info.status)),
+         std::to_string(info.warmup) + "+" + std::to_string(info.iterations),
+         std::to_string(s.kernels), std::to_string(s.launches),
+         s.kernels > 0 ? duration(s.gpu_ns) : "-",
+         s.timed_kernels > 0 ? duration(s.timed_gpu_ns / iters) : "-",
+         info.wall_ns > 0 ? duration(info.wall_ns / iters) : "-", trace_cell(info, s.kernels)});
+    summaries.push_back(std::move(s));
+  }
+  table.write(out, "");
+
+  for (const RunSummary& s : summaries) {
+    out << "\n#" << s.info.id << " " << s.info.name << "  [" << storage::to_string(s.info.status)
+        << "]\n";
+    if (!s.info.error.empty()) out << "  error: " << s.info.error << '\n';
+    if (!s.info.trace_status.empty()) out << "  trace: " << s.info.trace_status << '\n';
+    if (s.top.empty()) {
+      out << "  no kernels recorded\n";
+      continue;
+    }
+    const int64_t base = s.top_is_timed ? s.timed_gpu_ns : s.gpu_ns;
+    Table top({s.top_is_timed ? "top kernels (timed iterations)" : "top kernels", "calls", "total",
+               "avg", "share"},
+              {false, true, true, true, true});
+    for (const auto& t : s.top) {
+      char share[16];
+      std::snprintf(
+          share, sizeof share, "%.1f%%",
+          base > 0 ? 100.0 * static_cast<double>(t.total_ns) / static_cast<double>(base) : 0.0);
+      top.add({fit(t.name, 56), std::to_string(t.calls), duration(t.total_ns),
+               duration(t.total_ns / static_cast<int64_t>(t.calls)), share});
+    }
+    top.write(out, "  ");
+  }
+}
+
+}  // namespace fusionscope::lab
