@@ -1,0 +1,139 @@
+#include "fusionscope/interchange/csv_export.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <ostream>
+#include <unordered_map>
+
+#include "compressed_io.h"
+#include "json_writer.h"
+
+namespace fusionscope::interchange {
+namespace {
+
+using detail::append_int;
+using detail::append_micros;
+using detail::saturating_add;
+using detail::saturating_sub;
+
+// RFC 4180: quote fields holding a comma, quote, or line break; double the quotes inside.
+void append_field(std::string& out, std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out += text;
+    return;
+  }
+  out += '"';
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+void append_fixed3(std::string& out, double value) {
+  char buffer[64];
+  const int n = std::snprintf(buffer, sizeof buffer, "%.3f", value);
+  if (n > 0) out.append(buffer, std::min<size_t>(static_cast<size_t>(n), sizeof buffer - 1));
+}
+
+std::string kernel_csv(const storage::RunData& run) {
+  std::vector<size_t> order(run.kernels.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&run](size_t a, size_t b) {
+    return run.kernels[a].start_ns < run.kernels[b].start_ns;
+  });
+  std::string out =
+      "name,op,device,stream,correlation_id,start_ns,duration_ns,grid_x,grid_y,grid_z,block_x,"
+      "block_y,block_z,registers_per_thread,static_smem_bytes,dynamic_smem_bytes\r\n";
+  for (size_t i : order) {
+    const auto& k = run.kernels[i];
+    append_field(out, run.str(k.name));
+    out += ',';
+    append_field(out, run.str(k.op));
+    for (int64_t v : {int64_t{k.device}, int64_t{k.stream}, int64_t{k.correlation_id},
+                      saturating_sub(k.start_ns, run.begin_ns),
+                      saturating_sub(k.end_ns, k.start_ns), int64_t{k.grid.x}, int64_t{k.grid.y},
+                      int64_t{k.grid.z}, int64_t{k.block.x}, int64_t{k.block.y}, int64_t{k.block.z},
+                      int64_t{k.registers}, int64_t{k.static_smem}, int64_t{k.dynamic_smem}}) {
+      out += ',';
+      append_int(out, v);
+    }
+    out += "\r\n";
+  }
+  return out;
+}
+
+std::string summary_csv(const storage::RunData& run) {
+  std::string out = "name,count,total_us,mean_us,min_us,max_us,percent_gpu_time\r\n";
+  for (const auto& row : summarize_kernels(run)) {
+    append_field(out, row.name);
+    out += ',';
+    append_int(out, row.count);
+    out += ',';
+    append_micros(out, row.total_ns);
+    out += ',';
+    append_fixed3(out, row.mean_ns / 1000.0);
+    out += ',';
+    append_micros(out, row.min_ns);
+    out += ',';
+    append_micros(out, row.max_ns);
+    out += ',';
+    append_fixed3(out, row.percent_of_gpu_time);
+    out += "\r\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<KernelSummaryRow> summarize_kernels(const storage::RunData& run) {
+  std::unordered_map<storage::StringId, KernelSummaryRow> by_name;
+  int64_t all = 0;
+  for (const auto& k : run.kernels) {
+    const int64_t d = std::max<int64_t>(saturating_sub(k.end_ns, k.start_ns), 0);
+    all = saturating_add(all, d);
+    auto [it, added] = by_name.try_emplace(k.name);
+    KernelSummaryRow& row = it->second;
+    if (added) {
+      row.name = run.str(k.name);
+      row.min_ns = row.max_ns = d;
+    }
+    ++row.count;
+    row.total_ns = saturating_add(row.total_ns, d);
+    row.min_ns = std::min(row.min_ns, d);
+    row.max_ns = std::max(row.max_ns, d);
+  }
+  std::vector<KernelSummaryRow> rows;
+  rows.reserve(by_name.size());
+  for (auto& [id, row] : by_name) {
+    row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.count);
+    row.percent_of_gpu_time =
+        all > 0 ? 100.0 * static_cast<double>(row.total_ns) / static_cast<double>(all) : 0.0;
+    rows.push_back(std::move(row));
+  }
+  std::sort(rows.begin(), rows.end(), [](const KernelSummaryRow& a, const KernelSummaryRow& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  return rows;
+}
+
+void write_kernel_csv(std::ostream& out, const storage::RunData& run) {
+  const std::string text = kernel_csv(run);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+void write_kernel_summary_csv(std::ostream& out, const storage::RunData& run) {
+  const std::string text = summary_csv(run);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+void export_kernel_csv(const std::filesystem::path& file, const storage::RunData& run) {
+  detail::write_file(file, kernel_csv(run));
+}
+
+void export_kernel_summary_csv(const std::filesystem::path& file, const storage::RunData& run) {
+  detail::write_file(file, summary_csv(run));
+}
+
+}  // namespace fusionscope::interchange

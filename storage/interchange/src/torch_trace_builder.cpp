@@ -1,0 +1,518 @@
+#include "torch_trace_builder.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include "json_fields.h"
+#include "trace_facts.h"
+#include "trace_time.h"
+
+namespace fusionscope::interchange::detail {
+namespace {
+
+using nlohmann::json;
+using storage::ApiDomain;
+using storage::CopyKind;
+using storage::MemopKind;
+using storage::RangeKind;
+
+enum class Category {
+  kOther,
+  kKernel,
+  kMemset,
+  kMemcpy,
+  kRuntime,
+  kDriver,
+  kCpuOp,
+  kUserAnnotation,
+  kGpuAnnotation,
+  kNvtx,
+  kSync,
+  kTracerOverhead,
+};
+
+// Kineto's categories, with the names older PyTorch releases used.
+Category classify(std::string_view cat) {
+  std::string c(cat);
+  std::transform(c.begin(), c.end(), c.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (c == "kernel") return Category::kKernel;
+  if (c == "gpu_memset" || c == "memset") return Category::kMemset;
+  if (c == "gpu_memcpy" || c == "memcpy") return Category::kMemcpy;
+  if (c == "cuda_runtime" || c == "runtime") return Category::kRuntime;
+  if (c == "cuda_driver" || c == "driver") return Category::kDriver;
+  if (c == "cpu_op" || c == "operator") return Category::kCpuOp;
+  if (c == "user_annotation") return Category::kUserAnnotation;
+  if (c == "gpu_user_annotation") return Category::kGpuAnnotation;
+  // Our own exports: NVTX ranges, CPU-side synchronization waits, and tracer overhead.
+  if (c == "nvtx") return Category::kNvtx;
+  if (c == "cpu_sync") return Category::kSync;
+  if (c == "tracer_overhead") return Category::kTracerOverhead;
+  return Category::kOther;
+}
+
+const char* category_words(Category c) {
+  switch (c) {
+    case Category::kKernel:
+      return "kernel";
+    case Category::kMemset:
+      return "memset";
+    case Category::kMemcpy:
+      return "memcpy";
+    case Category::kRuntime:
+      return "runtime call";
+    case Category::kDriver:
+      return "driver call";
+    case Category::kCpuOp:
+      return "cpu_op";
+    case Category::kUserAnnotation:
+      return "user_annotation";
+    case Category::kGpuAnnotation:
+      return "gpu_user_annotation";
+    case Category::kNvtx:
+      return "nvtx range";
+    case Category::kSync:
+      return "sync wait";
+    case Category::kTracerOverhead:
+      return "tracer overhead";
+    case Category::kOther:
+      break;
+  }
+  return "event";
+}
+
+// "Memcpy HtoD (Pageable -> Device)" -> kHtoD.
+CopyKind copy_kind_of(std::string_view name) {
+  if (name.find("HtoD") != std::string_view::npos) return CopyKind::kHtoD;
+  if (name.find("DtoH") != std::string_view::npos) return CopyKind::kDtoH;
+  if (name.find("DtoD") != std::string_view::npos) return CopyKind::kDtoD;
+  if (name.find("HtoH") != std::string_view::npos) return CopyKind::kHtoH;
+  if (name.find("PtoP") != std::string_view::npos || name.find("Peer") != std::string_view::npos) {
+    return CopyKind::kPeer;
+  }
+  return CopyKind::kUnknown;
+}
+
+enum class TimeStatus { kOk, kMissing, kNotNumber, kOutOfRange };
+
+// A `ts` or `dur` member in nanoseconds, from its decimal text when it had a fraction.
+TimeStatus read_time(const json& fields, const char* key, const std::string& text, int64_t& ns) {
+  const json* v = member(fields, key);
+  if (v == nullptr) return TimeStatus::kMissing;
+  std::optional<int64_t> result;
+  if (v->is_number_unsigned()) {
+    result = micros_to_ns(v->get<uint64_t>());
+  } else if (v->is_number_integer()) {
+    result = micros_to_ns(v->get<int64_t>());
+  } else if (v->is_number_float()) {
+    result = text.empty() ? micros_to_ns(v->get<double>()) : micros_text_to_ns(text);
+  } else {
+    return TimeStatus::kNotNumber;
+  }
+  if (!result) return TimeStatus::kOutOfRange;
+  ns = *result;
+  return TimeStatus::kOk;
+}
+
+// [x, y, z] of non-negative 32-bit integers.
+std::optional<storage::Dim3> as_dim3(const json* v) {
+  if (v == nullptr || !v->is_array() || v->size() != 3) return std::nullopt;
+  const auto x = as_u32(&(*v)[0]), y = as_u32(&(*v)[1]), z = as_u32(&(*v)[2]);
+  if (!x || !y || !z) return std::nullopt;
+  return storage::Dim3{*x, *y, *z};
+}
+
+// A flow id: an integer, or a string of digits (some writers quote ids).
+std::optional<uint64_t> as_flow_id(const json* v) {
+  if (auto u = as_unsigned(v)) return u;
+  const auto s = as_string(v);
+  if (!s || s->empty() || s->size() > 19) return std::nullopt;
+  uint64_t id = 0;
+  for (char c : *s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    id = id * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return id;
+}
+
+}  // namespace
+
+storage::StringId TorchTraceBuilder::intern(std::string_view text) {
+  if (text.empty()) return storage::kNoString;
+  std::string key(text);
+  const auto it = string_ids_.find(key);
+  if (it != string_ids_.end()) return it->second;
+  const auto id = static_cast<storage::StringId>(out_.strings.size());
+  out_.strings.push_back(key);
+  string_ids_.emplace(std::move(key), id);
+  return id;
+}
+
+void TorchTraceBuilder::skip(const std::string& reason) {
+  ++out_.stats.skipped;
+  ++skipped_[reason];
+}
+
+void TorchTraceBuilder::note(const std::string& reason, uint64_t count) {
+  if (count > 0) notes_[reason] += count;
+}
+
+void TorchTraceBuilder::on_non_object_event() {
+  ++out_.stats.events;
+  skip("skipped entry of traceEvents: not a JSON object");
+}
+
+void TorchTraceBuilder::on_event(RawEvent& event) {
+  ++out_.stats.events;
+  const auto ph = as_string(member(event.fields, "ph"));
+  if (!ph) {
+    skip("skipped event: no `ph` (phase) string");
+    return;
+  }
+  if (*ph == "X") {
+    complete_event(event);
+  } else if (*ph == "s" || *ph == "f") {
+    flow_event(event, *ph == "s");
+  } else {
+    ++out_.stats.ignored;  // metadata, instants, counters: nothing the session stores
+  }
+}
+
+std::optional<uint32_t> TorchTraceBuilder::cpu_thread(const json* tid) {
+  if (auto t = as_u32(tid)) return t;
+  if (tid == nullptr || !(tid->is_number() || tid->is_string())) return std::nullopt;
+  // Thread ids that are strings or wider than 32 bits get stable stand-ins.
+  const std::string key = tid->dump();
+  const auto it = renumbered_threads_.find(key);
+  if (it != renumbered_threads_.end()) return it->second;
+  const auto id = 0x80000000u + static_cast<uint32_t>(renumbered_threads_.size());
+  renumbered_threads_.emplace(key, id);
+  note("CPU thread ids that are not 32-bit integers were renumbered from 2147483648");
+  return id;
+}
+
+void TorchTraceBuilder::count_input_types(const json* args) {
+  const json* types = member(*args, "Input type");
+  if (types == nullptr || !types->is_array()) return;
+  for (const auto& t : *types) {
+    if (t.is_string()) ++input_types_[t.get<std::string>()];
+  }
+}
+
+void TorchTraceBuilder::complete_event(const RawEvent& event) {
+  const json& f = event.fields;
+  const auto cat_text = as_string(member(f, "cat"));
+  const Category category = cat_text ? classify(*cat_text) : Category::kOther;
+  if (category == Category::kOther) {
+    ++out_.stats.ignored;  // python functions, profiler spans, overhead, ...
+    return;
+  }
+  const std::string what = category_words(category);
+  const auto name = as_string(member(f, "name"));
+  if (!name) {
+    skip("skipped " + what + ": no `name` string");
+    return;
+  }
+  int64_t ts = 0, dur = 0;
+  switch (read_time(f, "ts", event.ts_text, ts)) {
+    case TimeStatus::kOk:
+      break;
+    case TimeStatus::kMissing:
+      skip("skipped " + what + ": no `ts`");
+      return;
+    case TimeStatus::kNotNumber:
+      skip("skipped " + what + ": `ts` is not a number");
+      return;
+    case TimeStatus::kOutOfRange:
+      skip("skipped " + what + ": `ts` out of range");
+      return;
+  }
+  switch (read_time(f, "dur", event.dur_text, dur)) {
+    case TimeStatus::kOk:
+      break;
+    case TimeStatus::kMissing:
+      skip("skipped " + what + ": no `dur`");
+      return;
+    case TimeStatus::kNotNumber:
+      skip("skipped " + what + ": `dur` is not a number");
+      return;
+    case TimeStatus::kOutOfRange:
+      skip("skipped " + what + ": `dur` out of range");
+      return;
+  }
+  if (dur < 0) {
+    skip("skipped " + what + ": `dur` is negative");
+    return;
+  }
+  const auto end = checked_add(ts, dur);
+  if (!end) {
+    skip("skipped " + what + ": `ts` + `dur` out of range");
+    return;
+  }
+  static const json kNoArgs = json::object();
+  const json* args = member(f, "args");
+  if (args != nullptr && !args->is_object()) {
+    note(what + " events whose `args` is not an object (read as empty)");
+    args = nullptr;
+  }
+  if (args == nullptr) args = &kNoArgs;
+
+  // Correlation ids are 32-bit in CUPTI; anything else is unusable for linking.
+  uint32_t correlation = 0;
+  if (const json* c = member(*args, "correlation"); c != nullptr) {
+    if (auto id = as_u32(c)) {
+      correlation = *id;
+    } else {
+      note(what + " events with an unusable `args.correlation` (not a 32-bit id)");
+    }
+  }
+
+  switch (category) {
+    case Category::kKernel:
+    case Category::kMemset:
+    case Category::kMemcpy: {
+      auto device = as_u32(member(*args, "device"));
+      if (!device) device = as_u32(member(f, "pid"));
+      auto stream = as_u32(member(*args, "stream"));
+      if (!stream) stream = as_u32(member(f, "tid"));
+      if (!device || !stream) {
+        skip("skipped " + what + ": no device and stream (neither in `args` nor `pid`/`tid`)");
+        return;
+      }
+      if (category == Category::kKernel) {
+        storage::KernelRecord k;
+        k.start_ns = ts;
+        k.end_ns = *end;
+        k.device = *device;
+        k.stream = *stream;
+        k.correlation_id = correlation;
+        k.name = intern(*name);
+        for (const char* key : {"grid", "block"}) {
+          const json* v = member(*args, key);
+          const auto dim = as_dim3(v);
+          if (v != nullptr && !dim) {
+            note(std::string("kernels whose `args.") + key +
+                 "` is not three non-negative integers (read as 1,1,1)");
+          }
+          if (dim) (std::string_view(key) == "grid" ? k.grid : k.block) = *dim;
+        }
+        k.registers = as_u32(member(*args, "registers per thread")).value_or(0);
+        const auto static_smem = as_u32(member(*args, "static shared memory"));
+        const auto dynamic_smem = as_u32(member(*args, "dynamic shared memory"));
+        if (static_smem || dynamic_smem) {
+          k.static_smem = static_smem.value_or(0);
+          k.dynamic_smem = dynamic_smem.value_or(0);
+        } else {
+          // Kineto writes static + dynamic as one figure; kernels that need much shared memory
+          // ask for it dynamically, so the sum is kept as the dynamic part.
+          k.dynamic_smem = as_u32(member(*args, "shared memory")).value_or(0);
+        }
+        out_.kernels.push_back(k);
+        ++out_.stats.kernels;
+      } else {
+        storage::MemopRecord m;
+        m.start_ns = ts;
+        m.end_ns = *end;
+        m.device = *device;
+        m.stream = *stream;
+        m.correlation_id = correlation;
+        m.bytes = as_unsigned(member(*args, "bytes")).value_or(0);
+        if (category == Category::kMemset) {
+          m.kind = MemopKind::kMemset;
+          ++out_.stats.memsets;
+        } else {
+          m.kind = MemopKind::kMemcpy;
+          m.copy_kind = copy_kind_of(*name);
+          ++out_.stats.memcpys;
+        }
+        out_.memops.push_back(m);
+      }
+      return;
+    }
+    case Category::kRuntime:
+    case Category::kDriver: {
+      const auto thread = cpu_thread(member(f, "tid"));
+      if (!thread) {
+        skip("skipped " + what + ": no `tid`");
+        return;
+      }
+      storage::ApiCallRecord a;
+      a.start_ns = ts;
+      a.end_ns = *end;
+      a.thread_id = *thread;
+      a.correlation_id = correlation;
+      a.name = intern(*name);
+      a.domain = category == Category::kRuntime ? ApiDomain::kRuntime : ApiDomain::kDriver;
+      out_.api_calls.push_back(a);
+      ++(category == Category::kRuntime ? out_.stats.runtime_calls : out_.stats.driver_calls);
+      return;
+    }
+    case Category::kCpuOp:
+    case Category::kUserAnnotation:
+    case Category::kNvtx:
+    case Category::kSync:
+    case Category::kTracerOverhead:
+    case Category::kGpuAnnotation: {
+      std::optional<uint32_t> lane;
+      if (category == Category::kGpuAnnotation) {
+        lane = as_u32(member(*args, "stream"));
+        if (!lane) lane = as_u32(member(f, "tid"));
+      } else {
+        lane = cpu_thread(member(f, "tid"));
+      }
+      if (!lane) {
+        skip("skipped " + what + ": no `tid`");
+        return;
+      }
+      storage::RangeRecord r;
+      r.start_ns = ts;
+      r.end_ns = *end;
+      r.thread_id = *lane;
+      r.name = intern(*name);
+      switch (category) {
+        case Category::kCpuOp:
+          r.kind = RangeKind::kCpuOp;
+          ++out_.stats.cpu_ops;
+          count_input_types(args);
+          break;
+        case Category::kUserAnnotation:
+          r.kind = RangeKind::kUserAnnotation;
+          ++out_.stats.user_annotations;
+          break;
+        case Category::kGpuAnnotation:
+          r.kind = RangeKind::kGpuAnnotation;
+          ++out_.stats.gpu_annotations;
+          break;
+        case Category::kSync:
+          r.kind = RangeKind::kSync;
+          break;
+        case Category::kTracerOverhead:
+          r.kind = RangeKind::kTracerOverhead;
+          break;
+        default:
+          r.kind = RangeKind::kNvtx;
+          break;
+      }
+      out_.ranges.push_back(r);
+      return;
+    }
+    case Category::kOther:
+      return;
+  }
+}
+
+void TorchTraceBuilder::flow_event(const RawEvent& event, bool is_start) {
+  const json& f = event.fields;
+  const auto cat = as_string(member(f, "cat"));
+  if (!cat || *cat != "ac2g") {
+    ++out_.stats.ignored;  // flows of other kinds (e.g. forward/backward links)
+    return;
+  }
+  const auto id = as_flow_id(member(f, "id"));
+  if (!id) {
+    skip("skipped ac2g flow: no usable `id`");
+    return;
+  }
+  int64_t ts = 0;
+  if (read_time(f, "ts", event.ts_text, ts) != TimeStatus::kOk) {
+    skip("skipped ac2g flow: `ts` missing or not a usable number");
+    return;
+  }
+  FlowEnd end{*id, 0, ts};
+  if (is_start) {
+    const auto thread = cpu_thread(member(f, "tid"));
+    if (!thread) {
+      skip("skipped ac2g flow: no `tid`");
+      return;
+    }
+    end.lane = *thread;
+    flow_starts_.push_back(end);
+    ++out_.stats.flow_starts;
+  } else {
+    const auto stream = as_u32(member(f, "tid"));
+    if (!stream) {
+      skip("skipped ac2g flow: `tid` is not a stream number");
+      return;
+    }
+    end.lane = *stream;
+    flow_finishes_.push_back(end);
+    ++out_.stats.flow_finishes;
+  }
+}
+
+void TorchTraceBuilder::finish(const json& header) {
+  const NoteFn note_fn = [this](const std::string& reason, uint64_t count) { note(reason, count); };
+  link_correlations(out_, flow_starts_, flow_finishes_, note_fn);
+  attribute_ops(out_, note_fn);
+  apply_time_base(header);
+  read_header(out_, header, note_fn);
+  summarize_steps(out_);
+
+  // The most common floating-point input type of the operators names the run's dtype.
+  static const std::pair<const char*, const char*> kTypes[] = {
+      {"c10::BFloat16", "bf16"}, {"c10::Half", "fp16"}, {"float", "fp32"}, {"double", "fp64"}};
+  uint64_t best = 0;
+  for (const auto& [torch_name, short_name] : kTypes) {
+    const auto it = input_types_.find(torch_name);
+    if (it != input_types_.end() && it->second > best) {
+      best = it->second;
+      out_.dtype = short_name;
+    }
+  }
+
+  auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
+  std::stable_sort(out_.kernels.begin(), out_.kernels.end(), by_start);
+  std::stable_sort(out_.memops.begin(), out_.memops.end(), by_start);
+  std::stable_sort(out_.api_calls.begin(), out_.api_calls.end(), by_start);
+  // Enclosing ranges first when two start together.
+  std::stable_sort(out_.ranges.begin(), out_.ranges.end(), [](const auto& a, const auto& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+  });
+
+  out_.variant = derive_variant(out_);
+
+  for (const auto& [reason, count] : skipped_) out_.stats.warnings.push_back({reason, count});
+  for (const auto& [reason, count] : notes_) out_.stats.warnings.push_back({reason, count});
+}
+
+void TorchTraceBuilder::apply_time_base(const json& header) {
+  // Kineto writes ts relative to baseTimeNanoseconds; adding it back puts traces taken at
+  // different times on one clock.
+  const json* base_value = member(header, "baseTimeNanoseconds");
+  if (base_value == nullptr) return;
+  const auto base = as_unsigned(base_value, static_cast<uint64_t>(INT64_MAX));
+  if (!base) {
+    note("baseTimeNanoseconds is not a usable integer: times kept relative to the trace");
+    return;
+  }
+  const auto b = static_cast<int64_t>(*base);
+  int64_t lo = 0, hi = 0;
+  bool any = false;
+  auto extend = [&](int64_t s, int64_t e) {
+    lo = any ? std::min(lo, s) : s;
+    hi = any ? std::max(hi, e) : e;
+    any = true;
+  };
+  for (const auto& r : out_.kernels) extend(r.start_ns, r.end_ns);
+  for (const auto& r : out_.memops) extend(r.start_ns, r.end_ns);
+  for (const auto& r : out_.api_calls) extend(r.start_ns, r.end_ns);
+  for (const auto& r : out_.ranges) extend(r.start_ns, r.end_ns);
+  if (!any) return;
+  if (!checked_add(lo, b) || !checked_add(hi, b)) {
+    note("baseTimeNanoseconds would overflow the event times: times kept relative to the trace");
+    return;
+  }
+  auto shift = [b](auto& records) {
+    for (auto& r : records) {
+      r.start_ns += b;
+      r.end_ns += b;
+    }
+  };
+  shift(out_.kernels);
+  shift(out_.memops);
+  shift(out_.api_calls);
+  shift(out_.ranges);
+}
+
+}  // namespace fusionscope::interchange::detail

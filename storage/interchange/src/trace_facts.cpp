@@ -1,0 +1,107 @@
+#include "trace_facts.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
+
+#include "json_fields.h"
+
+namespace fusionscope::interchange::detail {
+namespace {
+
+using nlohmann::json;
+
+// CUDA encodes versions as 1000 * major + 10 * minor: 13000 -> "13.0", 12040 -> "12.4".
+std::string cuda_version_text(const json* v) {
+  if (const auto s = as_string(v)) return std::string(*s);
+  const auto n = as_unsigned(v, 10'000'000);
+  if (!n || *n == 0) return {};
+  return std::to_string(*n / 1000) + "." + std::to_string(*n % 1000 / 10);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+int small_int(const json* v) {
+  return static_cast<int>(as_unsigned(v, 1'000'000).value_or(0));
+}
+
+}  // namespace
+
+void read_header(TorchTrace& trace, const json& header, const NoteFn& note) {
+  auto& s = trace.session;
+  s.driver_version = cuda_version_text(member(header, "cuda_driver_version"));
+  s.cuda_version = cuda_version_text(member(header, "cuda_runtime_version"));
+  if (const json* cupti = member(header, "cupti_version")) {
+    if (const auto text = as_string(cupti)) {
+      s.cupti_version = std::string(*text);
+    } else if (const auto n = as_unsigned(cupti)) {
+      s.cupti_version = std::to_string(*n);
+    }
+  }
+  if (const auto id = as_string(member(header, "trace_id"))) trace.trace_id = std::string(*id);
+  s.notes = "Imported from the PyTorch profiler trace " + trace.source_name + ".";
+
+  // The properties of the device the kernels ran on (the first device listed otherwise).
+  const json* devices = member(header, "deviceProperties");
+  if (devices == nullptr) return;
+  if (!devices->is_array()) {
+    note("deviceProperties is not an array (GPU details left empty)", 1);
+    return;
+  }
+  const uint32_t device = trace.kernels.empty() ? 0 : trace.kernels.front().device;
+  const json* chosen = nullptr;
+  for (const auto& d : *devices) {
+    if (!d.is_object()) continue;
+    if (chosen == nullptr) chosen = &d;
+    if (as_u32(member(d, "id")) == device) {
+      chosen = &d;
+      break;
+    }
+  }
+  if (chosen == nullptr) return;
+  if (const auto name = as_string(member(*chosen, "name"))) s.gpu_name = std::string(*name);
+  s.cc_major = small_int(member(*chosen, "computeMajor"));
+  s.cc_minor = small_int(member(*chosen, "computeMinor"));
+  s.sm_count = small_int(member(*chosen, "numSms"));
+}
+
+void summarize_steps(TorchTrace& trace) {
+  int64_t first = 0, last = 0;
+  int steps = 0;
+  for (const auto& r : trace.ranges) {
+    if (r.kind != storage::RangeKind::kUserAnnotation ||
+        !std::string_view(trace.str(r.name)).starts_with("ProfilerStep#")) {
+      continue;
+    }
+    first = steps == 0 ? r.start_ns : std::min(first, r.start_ns);
+    last = steps == 0 ? r.end_ns : std::max(last, r.end_ns);
+    ++steps;
+  }
+  trace.profiler_steps = steps;
+  trace.steps_wall_ns = last - first;
+}
+
+std::string derive_variant(const TorchTrace& trace) {
+  const std::string name = lower(trace.source_name);
+  if (name.find("compile") != std::string::npos || name.find("inductor") != std::string::npos) {
+    return "torch-compile";
+  }
+  if (name.find("graph") != std::string::npos) return "torch-cuda-graph";
+  if (name.find("eager") != std::string::npos) return "torch-eager";
+  for (const auto& k : trace.kernels) {
+    if (std::string_view(trace.str(k.name)).starts_with("triton_")) return "torch-compile";
+  }
+  for (const auto& a : trace.api_calls) {
+    const std::string_view call = trace.str(a.name);
+    if (call == "cudaGraphLaunch" || call.starts_with("cuGraphLaunch")) return "torch-cuda-graph";
+  }
+  return "torch-eager";
+}
+
+}  // namespace fusionscope::interchange::detail

@@ -1,0 +1,28 @@
+// Links a trace's records to each other: GPU work to the API call that launched it (correlation
+// ids, checked against the `ac2g` flows), and each kernel to the operator that launched it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fusionscope/interchange/torch_trace_import.h"
+
+namespace fusionscope::interchange::detail {
+
+struct FlowEnd;
+// Records a counted, non-fatal finding ("3 kernels have no launching API call").
+using NoteFn = std::function<void(const std::string& reason, uint64_t count)>;
+
+// Fills correlation ids that only the flows carry, counts disagreements between a record's
+// `args.correlation` and its flow, and counts linked flows and launched kernels in trace.stats.
+void link_correlations(TorchTrace& trace, const std::vector<FlowEnd>& starts,
+                       const std::vector<FlowEnd>& finishes, const NoteFn& note);
+
+// Sets KernelRecord::op: the innermost cpu_op on the launching thread that encloses the launching
+// API call (aten::mm, aten::gelu, a Triton kernel's launcher); failing that, the innermost user
+// annotation other than a ProfilerStep.
+void attribute_ops(TorchTrace& trace, const NoteFn& note);
+
+}  // namespace fusionscope::interchange::detail
