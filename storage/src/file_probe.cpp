@@ -68,8 +68,11 @@ FileProbe probe_session_file(const std::filesystem::path& path) {
   }
 
   const fs::path wal = sidecar(path, "-wal");
-  probe.has_wal = fs::exists(wal, ec) && fs::file_size(wal, ec) > 0 && !ec;
+  probe.wal_exists = fs::exists(wal, ec);
+  probe.has_wal = probe.wal_exists && fs::file_size(wal, ec) > 0 && !ec;
   probe.has_shm = fs::exists(sidecar(path, "-shm"), ec);
+  const fs::path journal = sidecar(path, "-journal");
+  probe.has_journal = fs::exists(journal, ec) && fs::file_size(journal, ec) > 0 && !ec;
   return probe;
 }
 

@@ -9,8 +9,10 @@ namespace fusionscope::storage::detail {
 
 struct FileProbe {
   uint64_t size = 0;
-  bool has_wal = false;  // a non-empty "-wal" file sits beside it (a writer is open or crashed)
-  bool has_shm = false;  // a "-shm" file sits beside it
+  bool wal_exists = false;   // a "-wal" file sits beside it (a writer is open, or crashed)
+  bool has_wal = false;      // ... and holds frames
+  bool has_shm = false;      // a "-shm" file sits beside it
+  bool has_journal = false;  // a non-empty rollback "-journal": a transaction was cut short
 };
 
 // Throws StoreError unless `path` is a readable, complete SQLite database file.

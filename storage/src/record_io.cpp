@@ -12,7 +12,6 @@ namespace fusionscope::storage {
 
 using detail::Database;
 using detail::Statement;
-using detail::Transaction;
 
 namespace {
 
@@ -148,8 +147,6 @@ void insert_batch(detail::StoreState& s, int64_t run_id, std::span<const R> reco
   }
 
   Database& db = *s.db;
-  Transaction tx(db);
-  s.begin_batch(run_id);
   auto insert = [&](Statement& st, std::span<const R> rows) {
     sqlite3_stmt* h = st.handle();
     sqlite3_reset(h);
@@ -162,17 +159,19 @@ void insert_batch(detail::StoreState& s, int64_t run_id, std::span<const R> reco
     if (rc != SQLITE_OK) db.fail(rc, std::string("binding ") + spec.table + " values");
     st.run();
   };
-  size_t i = 0;
-  if (records.size() >= kRowsPerStatement) {
-    Statement& many = db.statement(insert_sql(spec, kRowsPerStatement));
-    for (; i + kRowsPerStatement <= records.size(); i += kRowsPerStatement)
-      insert(many, records.subspan(i, kRowsPerStatement));
-  }
-  if (i < records.size()) {
-    Statement& one = db.statement(insert_sql(spec, 1));
-    for (; i < records.size(); ++i) insert(one, records.subspan(i, 1));
-  }
-  tx.commit();
+  s.write_transaction([&] {
+    s.require_run(run_id);
+    size_t i = 0;
+    if (records.size() >= kRowsPerStatement) {
+      Statement& many = db.statement(insert_sql(spec, kRowsPerStatement));
+      for (; i + kRowsPerStatement <= records.size(); i += kRowsPerStatement)
+        insert(many, records.subspan(i, kRowsPerStatement));
+    }
+    if (i < records.size()) {
+      Statement& one = db.statement(insert_sql(spec, 1));
+      for (; i < records.size(); ++i) insert(one, records.subspan(i, 1));
+    }
+  });
 }
 
 // A read transaction, so that a load sees one consistent state while a writer goes on.
@@ -244,15 +243,6 @@ void load_table(Database& db, int64_t run_id, std::vector<R>& out, Read read) {
 
 }  // namespace
 
-void detail::StoreState::begin_batch(int64_t run_id) {
-  Statement& st = db->statement("SELECT 1 FROM runs WHERE id = ?");
-  st.bind(1, run_id);
-  const bool exists = st.step();
-  st.reset();
-  if (!exists) no_such_run(run_id);
-  flush_strings();
-}
-
 void SessionStore::insert_kernels(int64_t run_id, std::span<const KernelRecord> records) {
   insert_batch(*impl_, run_id, records);
 }
@@ -278,6 +268,7 @@ RunData SessionStore::load_run(int64_t run_id) const {
   RunData d;
   {
     ReadTransaction read(db);
+    impl_->refresh_strings();
     std::optional<RunInfo> info = run(run_id);
     if (!info) impl_->no_such_run(run_id);
     d.info = std::move(*info);

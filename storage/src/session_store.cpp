@@ -111,30 +111,48 @@ void detail::StoreState::load_strings() {
   strings.assign(1, std::string());
   string_ids.clear();
   string_ids.emplace(std::string(), kNoString);
-  Statement& st = db->statement("SELECT id, text FROM strings ORDER BY id");
+  read_strings_from(1);
+}
+
+void detail::StoreState::refresh_strings() {
+  // Only a reader can be behind: a writer's table is the file's plus its own pending strings.
+  if (read_only) read_strings_from(strings.size());
+}
+
+void detail::StoreState::read_strings_from(size_t first) {
+  Statement& st = db->statement("SELECT id, text FROM strings WHERE id >= ? ORDER BY id");
+  st.bind(1, static_cast<int64_t>(first));
   while (st.step()) {
     const int64_t id = st.int64(0);
     if (id <= 0) continue;
-    if (id > int64_t{UINT32_MAX} || id > int64_t{1} << 28)
+    if (id > int64_t{1} << 28)
       throw StoreError("session '" + path.string() + "': the string table is damaged (id " +
                        std::to_string(id) + ")");
-    if (static_cast<size_t>(id) >= strings.size()) strings.resize(static_cast<size_t>(id) + 1);
-    strings[static_cast<size_t>(id)] = st.text(1);
-    string_ids.emplace(strings[static_cast<size_t>(id)], static_cast<StringId>(id));
+    const auto index = static_cast<size_t>(id);
+    if (index >= strings.size()) strings.resize(index + 1);
+    strings[index] = st.text(1);
+    string_ids.emplace(strings[index], static_cast<StringId>(id));
   }
   persisted_strings = strings.size();
 }
 
-void detail::StoreState::flush_strings() {
-  if (persisted_strings >= strings.size()) return;
+void detail::StoreState::write_strings(size_t begin, size_t end) {
+  if (begin >= end) return;
   Statement& st = db->statement("INSERT INTO strings (id, text) VALUES (?, ?)");
-  for (size_t i = persisted_strings; i < strings.size(); ++i) {
+  for (size_t i = begin; i < end; ++i) {
     st.reset();
     st.bind(1, static_cast<int64_t>(i));
     st.bind(2, std::string_view(strings[i]));
     st.run();
   }
-  persisted_strings = strings.size();
+}
+
+void detail::StoreState::require_run(int64_t run_id) {
+  Statement& st = db->statement("SELECT 1 FROM runs WHERE id = ?");
+  st.bind(1, run_id);
+  const bool exists = st.step();
+  st.reset();
+  if (!exists) no_such_run(run_id);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -150,9 +168,7 @@ SessionStore::~SessionStore() {
   // and loses only strings no stored record refers to.
   if (!impl_->read_only && impl_->persisted_strings < impl_->strings.size()) {
     try {
-      Transaction tx(*impl_->db);
-      impl_->flush_strings();
-      tx.commit();
+      impl_->write_transaction([] {});
     } catch (const StoreError&) {
     }
   }
@@ -221,15 +237,17 @@ SessionStore SessionStore::open(const fs::path& path, OpenMode mode) {
   // locks, no -wal/-shm created). When a writer is open (or crashed) its -wal and -shm exist,
   // and a plain read-only connection reads its committed data through them.
   std::string query = "mode=rw";
-  if (!writable) query = probe.has_wal && probe.has_shm ? "mode=ro" : "immutable=1";
+  if (!writable) query = probe.wal_exists && probe.has_shm ? "mode=ro" : "immutable=1";
   const bool shared_wal = !writable && query == "mode=ro";
-  if (!writable && !shared_wal && fs::exists(detail::sidecar(abs, "-wal"))) {
-    // A non-empty WAL without its index: only a writer can recover it.
-    if (probe.has_wal)
-      fail_open(path,
-                "it has unsaved changes in its '-wal' file from a writer that did not close; "
-                "open it read-write once to recover them");
-  }
+  // Journals that only a writer can resolve; reading past them would show a wrong state.
+  if (!writable && !shared_wal && probe.has_wal)
+    fail_open(path,
+              "its '-wal' file holds changes of a writer that did not close; "
+              "open it read-write once to recover them");
+  if (!writable && probe.has_journal)
+    fail_open(path,
+              "its '-journal' file holds a transaction that was cut short; "
+              "open it read-write once to roll it back");
   impl->db = std::make_unique<Database>(detail::file_uri(abs.string(), query),
                                         writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY,
                                         path.string());
@@ -480,6 +498,7 @@ std::optional<StringId> SessionStore::find_string(std::string_view text) const {
 }
 
 std::vector<std::string> SessionStore::strings() const {
+  impl_->refresh_strings();
   return impl_->strings;
 }
 
@@ -528,11 +547,7 @@ void SessionStore::save_as(const fs::path& target) const {
   if (!fs::is_directory(abs.parent_path(), ec))
     fail("the folder '" + abs.parent_path().string() + "' does not exist");
   if (fs::is_directory(abs, ec)) fail("it is a folder");
-  if (!impl_->read_only) {
-    Transaction tx(*impl_->db);
-    impl_->flush_strings();
-    tx.commit();
-  }
+  if (!impl_->read_only) impl_->write_transaction([] {});
   // Written beside the target and renamed over it: a failure never leaves a half-written file.
   const fs::path partial = detail::sidecar(abs, (".partial-" + std::to_string(::getpid())).c_str());
   remove_with_sidecars(partial);

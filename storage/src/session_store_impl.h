@@ -37,11 +37,26 @@ struct StoreState {
   void require_writable(std::string_view what) const;
   [[noreturn]] void no_such_run(int64_t run_id) const;
   void load_strings();
-  // Writes interned strings not yet in the file; call inside a write transaction.
-  void flush_strings();
+  // A reader picks up strings a live writer added since.
+  void refresh_strings();
   void migrate_in_memory();
-  // Starts a batch: checks the run exists and writes pending strings. Inside a transaction.
-  void begin_batch(int64_t run_id);
+  void require_run(int64_t run_id);
+
+  // Runs `body` in one write transaction that first writes the strings interned since the last
+  // one, so that no committed record refers to a string the file lacks.
+  template <typename Body>
+  void write_transaction(Body&& body) {
+    Transaction tx(*db);
+    const size_t upto = strings.size();
+    write_strings(persisted_strings, upto);
+    body();
+    tx.commit();
+    persisted_strings = upto;  // only now: a rolled-back transaction wrote nothing
+  }
+
+ private:
+  void read_strings_from(size_t first);
+  void write_strings(size_t begin, size_t end);
 };
 
 }  // namespace detail

@@ -76,6 +76,26 @@ TEST(StoreReadOnly, AReaderSeesWhatAnOpenWriterCommitted) {
   EXPECT_TRUE(testing::snapshot(path).bytes == main_before.bytes);
 }
 
+TEST(StoreReadOnly, AReaderOpenedBeforeTheWriterWritesSeesLaterBatches) {
+  const auto dir = fusionscope::testing::scratch_dir();
+  const auto path = dir / "live.fsdb";
+  int64_t run = 0;
+  {
+    SessionStore store = SessionStore::create(path, SessionInfo{});
+    run = store.add_run(RunInfo{});
+  }
+  SessionStore writer = SessionStore::open(path, OpenMode::kReadWrite);  // nothing written yet
+  SessionStore reader = SessionStore::open(path);
+  EXPECT_TRUE(reader.load_run(run).kernels.empty());
+  KernelRecord k;
+  k.name = writer.intern("late kernel");
+  writer.insert_kernels(run, std::span(&k, 1));
+  const RunData d = reader.load_run(run);
+  ASSERT_EQ(d.kernels.size(), 1u);
+  EXPECT_EQ(d.str(d.kernels[0].name), "late kernel");
+  EXPECT_EQ(reader.strings(), writer.strings());
+}
+
 TEST(StoreReadOnly, UnrecoveredWriteAheadLogIsReportedNotIgnored) {
   // A crashed writer without its shared-memory index: only a writer can recover the WAL, and
   // reading the main file alone would silently drop committed records.
@@ -88,6 +108,19 @@ TEST(StoreReadOnly, UnrecoveredWriteAheadLogIsReportedNotIgnored) {
     FAIL() << "opened with an unrecovered WAL";
   } catch (const StoreError& e) {
     EXPECT_NE(std::string(e.what()).find("open it read-write"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StoreReadOnly, UnfinishedRollbackJournalIsReportedNotIgnored) {
+  const auto dir = fusionscope::testing::scratch_dir();
+  const auto path = dir / "cut.fsdb";
+  { SessionStore::create(path, SessionInfo{}); }
+  testing::write_bytes(dir / "cut.fsdb-journal", std::string(4096, 'x'));
+  try {
+    SessionStore::open(path);
+    FAIL() << "opened with an unfinished journal";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("roll it back"), std::string::npos) << e.what();
   }
 }
 

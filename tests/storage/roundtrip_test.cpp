@@ -198,6 +198,22 @@ TEST(StoreRoundTrip, RecordsReferringToUnknownStringsOrRunsAreRefused) {
   EXPECT_EQ(store.load_run(run).kernels.size(), 1u);
 }
 
+TEST(StoreRoundTrip, StringsOfAFailedBatchAreWrittenWithTheNextOne) {
+  const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
+  int64_t run = 0;
+  {
+    SessionStore store = SessionStore::create(path, SessionInfo{});
+    run = store.add_run(RunInfo{});
+    KernelRecord k;
+    k.name = store.intern("interned before a failed batch");
+    EXPECT_THROW(store.insert_kernels(run + 1, std::span(&k, 1)), StoreError);  // rolled back
+    store.insert_kernels(run, std::span(&k, 1));
+  }
+  const RunData d = SessionStore::open(path).load_run(run);
+  ASSERT_EQ(d.kernels.size(), 1u);
+  EXPECT_EQ(d.str(d.kernels[0].name), "interned before a failed batch");
+}
+
 TEST(StoreRoundTrip, ManyBatchesComeBackSortedPerLane) {
   const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
   SessionStore store = SessionStore::create(path, SessionInfo{});
