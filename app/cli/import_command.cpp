@@ -1,17 +1,143 @@
-// `fusionscope import`: not built yet.
+// `fusionscope import TRACE --out SESSION [--append]`: a PyTorch profiler trace (Chrome trace JSON
+// from export_chrome_trace, plain or .gz) becomes one run of a session.
+// Exit codes: 0 imported (events that had to be skipped are listed), 1 the trace or the session
+// could not be read or written, 2 the arguments do not fit together.
 #include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
 
 #include "commands.h"
+#include "fusionscope/interchange/interchange_error.h"
+#include "fusionscope/interchange/torch_trace_import.h"
+#include "fusionscope/storage/session_store.h"
 
 namespace fusionscope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using interchange::TorchTrace;
+
+struct ImportArgs {
+  std::string trace;
+  std::string out;
+  bool append = false;
+  std::string run_name;
+  std::string variant;
+};
+
+void print_summary(const TorchTrace& trace, const ImportArgs& args, int64_t run_id,
+                   const std::string& run_name, bool created) {
+  const auto& s = trace.stats;
+  std::printf("imported %s into %s%s as run %lld \"%s\" (%s%s%s)\n",
+              fs::path(args.trace).filename().string().c_str(), args.out.c_str(),
+              created ? " (new session)" : "", static_cast<long long>(run_id), run_name.c_str(),
+              args.variant.empty() ? trace.variant.c_str() : args.variant.c_str(),
+              trace.dtype.empty() ? "" : ", ", trace.dtype.c_str());
+  std::printf(
+      "  %llu kernels, %llu memsets, %llu memcpys\n", static_cast<unsigned long long>(s.kernels),
+      static_cast<unsigned long long>(s.memsets), static_cast<unsigned long long>(s.memcpys));
+  std::printf(
+      "  %llu CUDA runtime and %llu driver calls, %llu cpu_ops, %llu user annotations, "
+      "%llu GPU annotations\n",
+      static_cast<unsigned long long>(s.runtime_calls),
+      static_cast<unsigned long long>(s.driver_calls), static_cast<unsigned long long>(s.cpu_ops),
+      static_cast<unsigned long long>(s.user_annotations),
+      static_cast<unsigned long long>(s.gpu_annotations));
+  std::printf(
+      "  %llu of %llu kernels linked to their launch, %llu attributed to an operator; "
+      "%llu of %llu launch flows linked\n",
+      static_cast<unsigned long long>(s.kernels_launched),
+      static_cast<unsigned long long>(s.kernels),
+      static_cast<unsigned long long>(s.kernels_with_op),
+      static_cast<unsigned long long>(s.flows_linked),
+      static_cast<unsigned long long>(s.flow_finishes));
+  if (trace.profiler_steps > 0) {
+    std::printf("  %d profiler steps over %.3f ms\n", trace.profiler_steps,
+                static_cast<double>(trace.steps_wall_ns) / 1e6);
+  }
+  if (!trace.session.gpu_name.empty()) {
+    std::printf("  GPU: %s (compute capability %d.%d, %d SMs), CUDA %s, driver %s\n",
+                trace.session.gpu_name.c_str(), trace.session.cc_major, trace.session.cc_minor,
+                trace.session.sm_count,
+                trace.session.cuda_version.empty() ? "?" : trace.session.cuda_version.c_str(),
+                trace.session.driver_version.empty() ? "?" : trace.session.driver_version.c_str());
+  }
+  if (s.skipped > 0) {
+    std::fprintf(stderr, "fusionscope import: %llu malformed events were skipped\n",
+                 static_cast<unsigned long long>(s.skipped));
+  }
+  for (const auto& w : s.warnings) {
+    std::fprintf(stderr, "  warning: %s (%llu)\n", w.message.c_str(),
+                 static_cast<unsigned long long>(w.count));
+  }
+  if (s.kernels == 0) {
+    std::fprintf(stderr,
+                 "fusionscope import: note: the trace holds no GPU kernels (was the profiler "
+                 "run with ProfilerActivity.CUDA?)\n");
+  }
+}
+
+int run_import(const ImportArgs& args) {
+  std::error_code ec;
+  const bool exists = fs::exists(args.out, ec);
+  if (exists && !args.append) {
+    std::fprintf(stderr,
+                 "fusionscope import: %s already exists; pass --append to add the trace to it as "
+                 "a new run, or choose another --out\n",
+                 args.out.c_str());
+    return 2;
+  }
+
+  // Read the whole trace before touching any session, so a bad trace changes nothing.
+  TorchTrace trace;
+  try {
+    trace = interchange::read_torch_trace(args.trace);
+  } catch (const interchange::InterchangeError& e) {
+    std::fprintf(stderr, "fusionscope import: %s\n", e.what());
+    return 1;
+  }
+
+  bool created = false;
+  try {
+    storage::SessionStore store = [&] {
+      if (exists) return storage::SessionStore::open(args.out, storage::OpenMode::kReadWrite);
+      storage::SessionInfo info = trace.session;
+      info.name = fs::path(args.out).stem().string();
+      created = true;
+      return storage::SessionStore::create(args.out, info);
+    }();
+    interchange::WriteOptions options{args.run_name, args.variant};
+    const int64_t run_id = interchange::write_torch_trace(store, trace, options);
+    print_summary(trace, args, run_id, args.run_name.empty() ? trace.source_name : args.run_name,
+                  created);
+    return 0;
+  } catch (const storage::StoreError& e) {
+    std::fprintf(stderr, "fusionscope import: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusionscope import: writing %s failed: %s\n", args.out.c_str(), e.what());
+  }
+  // A session this command created and could not fill is removed rather than left half-made.
+  if (created) fs::remove(args.out, ec);
+  return 1;
+}
+
+}  // namespace
 
 void add_import_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("import", "(not available in this build)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::fprintf(stderr, "fusionscope import: not available in this build\n");
-    exit_code() = 2;
-  });
+  auto args = std::make_shared<ImportArgs>();
+  auto* cmd = app.add_subcommand(
+      "import", "Import a PyTorch profiler trace (.json or .json.gz) into a session as one run");
+  cmd->add_option("trace", args->trace, "Chrome trace JSON written by torch.profiler")->required();
+  cmd->add_option("--out,-o", args->out, "Session file (.fsdb) to create, or to add to")
+      ->required();
+  cmd->add_flag("--append", args->append, "Add the trace as a new run of an existing session");
+  cmd->add_option("--name", args->run_name, "Run name (default: the trace's file name)");
+  cmd->add_option("--variant", args->variant,
+                  "Run variant (default: torch-eager, torch-compile or torch-cuda-graph, "
+                  "from the file name or the kernels)");
+  cmd->callback([args] { exit_code() = run_import(*args); });
 }
 
 }  // namespace fusionscope::cli

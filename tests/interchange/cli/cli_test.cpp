@@ -1,0 +1,148 @@
+// `fusionscope import` and `fusionscope export` run as processes: exit codes, messages, and the
+// files they write.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "fixture_json.h"
+#include "fusionscope/interchange/torch_trace_import.h"
+#include "fusionscope/storage/session_store.h"
+#include "test_paths.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace t = fusionscope::testing;
+using fusionscope::storage::SessionStore;
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string quoted(const std::string& s) {
+  return "'" + s + "'";
+}
+
+Result run(const std::string& args) {
+  const std::string command = quoted(FUSIONSCOPE_CLI_DRIVER) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string fixture(const char* stem) {
+  return quoted(t::fixture_path(stem).string());
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(InterchangeCli, ImportCreatesASessionAndReportsWhatItRead) {
+  const auto session = t::scratch_dir() / "s.fsdb";
+  const Result r = run("import " + fixture(t::kGegluEager) + " --out " + quoted(session));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("15 kernels, 6 memsets"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("15 of 15 kernels linked to their launch"), std::string::npos);
+  EXPECT_NE(r.output.find("3 profiler steps"), std::string::npos);
+  const auto store = SessionStore::open(session);
+  ASSERT_EQ(store.runs().size(), 1u);
+  EXPECT_EQ(store.runs()[0].variant, "torch-eager");
+  EXPECT_EQ(store.session().name, "s");
+  EXPECT_EQ(store.session().sm_count, 132);
+}
+
+TEST(InterchangeCli, ImportIntoAnExistingSessionNeedsAppend) {
+  const auto session = t::scratch_dir() / "s.fsdb";
+  ASSERT_EQ(run("import " + fixture(t::kGegluEager) + " --out " + quoted(session)).code, 0);
+  const Result refused = run("import " + fixture(t::kGegluCompile) + " --out " + quoted(session));
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.output.find("--append"), std::string::npos) << refused.output;
+  const Result appended = run("import " + fixture(t::kGegluCompile) + " --out " + quoted(session) +
+                              " --append --name compiled");
+  ASSERT_EQ(appended.code, 0) << appended.output;
+  const auto store = SessionStore::open(session);
+  ASSERT_EQ(store.runs().size(), 2u);
+  EXPECT_EQ(store.runs()[1].name, "compiled");
+  EXPECT_EQ(store.runs()[1].variant, "torch-compile");
+}
+
+TEST(InterchangeCli, BadTraceFailsWithAMessageAndLeavesNoSession) {
+  const auto dir = t::scratch_dir();
+  std::ofstream(dir / "bad.json") << "{\"traceEvents\": [1, 2";
+  const auto session = dir / "s.fsdb";
+  const Result r =
+      run("import " + quoted((dir / "bad.json").string()) + " --out " + quoted(session));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("bad.json"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("not valid JSON"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(session));
+
+  const Result missing =
+      run("import " + quoted((dir / "none.json").string()) + " --out " + quoted(session));
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.output.find("cannot open"), std::string::npos) << missing.output;
+}
+
+TEST(InterchangeCli, ExportWritesChromeTraceAndCsvs) {
+  const auto dir = t::scratch_dir();
+  const auto session = dir / "s.fsdb";
+  ASSERT_EQ(run("import " + fixture(t::kGegluCompile) + " --out " + quoted(session)).code, 0);
+  const Result r =
+      run("export " + quoted(session) + " --chrome " + quoted(dir / "t.json.gz") + " --csv " +
+          quoted(dir / "k.csv") + " --summary-csv " + quoted(dir / "s.csv"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto again = fusionscope::interchange::read_torch_trace(dir / "t.json.gz");
+  EXPECT_EQ(again.kernels.size(), 12u);
+  const std::string kernels = read_text(dir / "k.csv");
+  EXPECT_EQ(std::count(kernels.begin(), kernels.end(), '\n'), 13);  // header + 12 kernels
+  const std::string summary = read_text(dir / "s.csv");
+  EXPECT_EQ(std::count(summary.begin(), summary.end(), '\n'), 4);  // header + 3 names
+  EXPECT_NE(summary.find("triton_poi_fused__unsafe_view_gelu_mul_0,3,"), std::string::npos);
+
+  const Result to_stdout = run("export " + quoted(session) + " --run 1 --summary-csv -");
+  EXPECT_EQ(to_stdout.code, 0);
+  EXPECT_EQ(to_stdout.output.rfind("name,count,total_us", 0), 0u) << to_stdout.output;
+}
+
+TEST(InterchangeCli, ExportSaysWhichRunsThereAre) {
+  const auto dir = t::scratch_dir();
+  const auto session = dir / "s.fsdb";
+  ASSERT_EQ(run("import " + fixture(t::kLinearEager) + " --out " + quoted(session)).code, 0);
+  ASSERT_EQ(
+      run("import " + fixture(t::kGegluEager) + " --out " + quoted(session) + " --append").code, 0);
+  const Result ambiguous = run("export " + quoted(session) + " --csv " + quoted(dir / "k.csv"));
+  EXPECT_EQ(ambiguous.code, 2);
+  EXPECT_NE(ambiguous.output.find("--run 2"), std::string::npos) << ambiguous.output;
+  const Result unknown =
+      run("export " + quoted(session) + " --run 7 --csv " + quoted(dir / "k.csv"));
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.output.find("no run 7"), std::string::npos) << unknown.output;
+  const Result nothing = run("export " + quoted(session) + " --run 1");
+  EXPECT_EQ(nothing.code, 2);
+  EXPECT_NE(nothing.output.find("nothing to write"), std::string::npos);
+  const Result not_a_session =
+      run("export " + quoted(dir / "missing.fsdb") + " --csv " + quoted(dir / "k.csv"));
+  EXPECT_EQ(not_a_session.code, 1);
+  EXPECT_NE(not_a_session.output.find("missing.fsdb"), std::string::npos) << not_a_session.output;
+  const Result unwritable =
+      run("export " + quoted(session) + " --run 1 --chrome /nonexistent-dir/t.json");
+  EXPECT_EQ(unwritable.code, 1);
+  EXPECT_NE(unwritable.output.find("/nonexistent-dir/t.json"), std::string::npos);
+}
+
+}  // namespace
