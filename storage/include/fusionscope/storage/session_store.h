@@ -114,7 +114,8 @@ void arrange_run(RunData& run);
 
 enum class OpenMode { kReadOnly, kReadWrite };
 
-// One SessionStore writes a given file at a time; any number may read it meanwhile.
+// One SessionStore writes a given file at a time; any number may read it meanwhile. A store
+// object is not thread-safe: use it from one thread at a time.
 class SessionStore {
  public:
   // Creates a new session file; fails if the path exists.
