@@ -198,6 +198,23 @@ TEST(StoreRoundTrip, RecordsReferringToUnknownStringsOrRunsAreRefused) {
   EXPECT_EQ(store.load_run(run).kernels.size(), 1u);
 }
 
+TEST(StoreRoundTrip, PathsWithUriSyntaxAndSpaces) {
+  // Paths go to SQLite as "file:" URIs: characters with a meaning there must be quoted.
+  const auto dir = fusionscope::testing::scratch_dir() / "we?ird #dir %20 \xc3\xbc&mode=ro";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "a b?c#d%25.fsdb";
+  {
+    SessionStore store = SessionStore::create(path, sample_session());
+    store.add_run(sample_run());
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(SessionStore::open(path).runs().size(), 1u);
+  SessionStore store = SessionStore::open(path, OpenMode::kReadWrite);
+  store.add_run(sample_run());
+  EXPECT_EQ(store.runs().size(), 2u);
+  EXPECT_EQ(store.path(), path);
+}
+
 TEST(StoreRoundTrip, StringsOfAFailedBatchAreWrittenWithTheNextOne) {
   const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
   int64_t run = 0;
