@@ -66,7 +66,6 @@ void configure_writer(Database& db) {
   db.exec("PRAGMA foreign_keys = ON");
   db.exec("PRAGMA cache_size = -65536");
   db.exec("PRAGMA temp_store = MEMORY");
-  sqlite3_busy_timeout(db.handle(), 5000);
 }
 
 // The file must carry our application_id and a schema version this build understands.

@@ -53,6 +53,8 @@ Database::Database(const std::string& uri, int flags, std::string display_path)
     throw StoreError(message);
   }
   sqlite3_extended_result_codes(db_, 1);
+  // A live writer and its readers briefly wait on each other's locks (checkpoints, recovery).
+  sqlite3_busy_timeout(db_, 5000);
 }
 
 Database::~Database() {
