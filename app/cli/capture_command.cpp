@@ -1,17 +1,196 @@
-// `fusionscope capture`: not built yet.
+// `fusionscope capture`: runs configurations x variants on the GPU under capture and writes a
+// session, headless (no window, no display). The job comes from a file (--config) or a preset.
+#include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
 
 #include "commands.h"
+#include "fusionscope/lab/job_file.h"
+#include "fusionscope/lab/lab.h"
+#include "fusionscope/profiler/device_info.h"
+#include "fusionscope/storage/session_store.h"
 
 namespace fusionscope::cli {
+namespace {
+
+struct CaptureOptions {
+  std::string config;
+  std::string preset;
+  std::string variants;
+  std::string out;
+  int iterations = -1;
+  int warmup = -1;
+  bool graph = false;
+  bool verify = false;
+  bool append = false;
+  bool no_trace = false;
+  int device = 0;
+};
+
+std::atomic<bool> g_cancel{false};
+extern "C" void on_interrupt(int) {
+  g_cancel = true;
+}
+
+std::string preset_names() {
+  std::string names;
+  for (const auto& p : kernels::presets()) names += (names.empty() ? "" : ", ") + p.name;
+  return names;
+}
+
+lab::JobFile make_job(const CaptureOptions& o) {
+  lab::JobFile file;
+  if (!o.config.empty()) {
+    file = lab::load_job_file(o.config);
+    if (!o.variants.empty()) {
+      // --variants narrows a job file's runs to the variants named.
+      const auto keep = lab::parse_variant_list(o.variants);
+      std::erase_if(file.job.runs, [&](const lab::RunSpec& r) {
+        return std::find(keep.begin(), keep.end(), r.variant) == keep.end();
+      });
+    }
+  } else {
+    auto preset = kernels::find_preset(o.preset);
+    if (!preset)
+      throw kernels::ConfigError("no preset named \"" + o.preset +
+                                 "\" (presets: " + preset_names() + ")");
+    const auto variants = lab::parse_variant_list(o.variants.empty() ? "all" : o.variants);
+    file.job.runs = lab::expand({*preset}, variants, &file.skipped);
+  }
+  if (o.iterations >= 0) file.job.iterations = o.iterations;
+  if (o.warmup >= 0) file.job.warmup = o.warmup;
+  if (o.graph) file.job.cuda_graph = true;
+  if (o.verify) file.job.verify = true;
+  file.job.device = o.device;
+  if (file.job.runs.empty())
+    throw kernels::ConfigError("nothing to run: no configuration supports the variants asked for");
+  return file;
+}
+
+std::string stage_line(const lab::Progress& p) {
+  const std::string status(storage::to_string(p.status));
+  char line[512];
+  if (p.status == storage::RunStatus::kOk) {
+    std::snprintf(line, sizeof line, "%s  %.1f us/iter, %zu kernels traced", status.c_str(),
+                  p.median_ms * 1e3, p.kernels_traced);
+  } else {
+    std::snprintf(line, sizeof line, "%s", status.c_str());
+  }
+  std::string s = line;
+  if (!p.message.empty())
+    s += (p.status == storage::RunStatus::kOk ? "  (trace: " : ": ") + p.message +
+         (p.status == storage::RunStatus::kOk ? ")" : "");
+  return s;
+}
+
+int run_capture(const CaptureOptions& o) {
+  if (o.config.empty() == o.preset.empty()) {
+    std::fprintf(stderr,
+                 "fusionscope capture: give either --config FILE or --preset NAME (presets: %s)\n",
+                 preset_names().c_str());
+    return 2;
+  }
+  lab::JobFile file;
+  try {
+    file = make_job(o);
+  } catch (const kernels::ConfigError& e) {
+    std::fprintf(stderr, "fusionscope capture: %s\n", e.what());
+    return 2;
+  }
+  for (const auto& s : file.skipped) std::fprintf(stderr, "skipping %s\n", s.c_str());
+
+  const std::filesystem::path out = o.out;
+  if (std::filesystem::exists(out) && !o.append) {
+    std::fprintf(stderr,
+                 "fusionscope capture: %s already exists (use --append to add runs to it)\n",
+                 out.c_str());
+    return 2;
+  }
+  if (std::string why = profiler::gpu_unavailable_reason(); !why.empty()) {
+    std::fprintf(stderr, "fusionscope capture: no GPU to run on: %s; nothing was captured\n",
+                 why.c_str());
+    return 1;
+  }
+
+  std::unique_ptr<storage::SessionStore> store;
+  try {
+    if (std::filesystem::exists(out)) {
+      store = std::make_unique<storage::SessionStore>(
+          storage::SessionStore::open(out, storage::OpenMode::kReadWrite));
+    } else {
+      storage::SessionInfo info;
+      info.name = file.session_name.empty() ? out.stem().string() : file.session_name;
+      store = std::make_unique<storage::SessionStore>(storage::SessionStore::create(out, info));
+    }
+  } catch (const storage::StoreError& e) {
+    std::fprintf(stderr, "fusionscope capture: %s\n", e.what());
+    return 1;
+  }
+
+  lab::Lab lab(lab::make_runner_executor(),
+               o.no_trace ? lab::make_no_capture("tracing was turned off (--no-trace)")
+                          : lab::make_cupti_capture());
+  if (!lab.tracing() && !o.no_trace)
+    std::fprintf(stderr, "warning: runs will be stored without a trace: %s\n",
+                 lab.tracing_unavailable_reason().c_str());
+
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  const std::size_t width = std::to_string(file.job.runs.size()).size();
+  auto progress = [&](const lab::Progress& p) {
+    if (p.stage == lab::Progress::Stage::kStarting) {
+      std::fprintf(stderr, "[%*zu/%zu] %s ... ", static_cast<int>(width), p.run_index + 1,
+                   p.run_count, p.run_name.c_str());
+      std::fflush(stderr);
+    } else if (p.stage == lab::Progress::Stage::kFinished) {
+      std::fprintf(stderr, "%s\n", stage_line(p).c_str());
+    }
+  };
+  lab::JobResult result;
+  try {
+    result = lab.run(*store, file.job, progress, &g_cancel);
+  } catch (const storage::StoreError& e) {
+    std::fprintf(stderr, "\nfusionscope capture: writing the session failed: %s\n", e.what());
+    return 1;
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+
+  std::fprintf(
+      stderr,
+      "wrote %zu run%s to %s (%zu ok, %zu failed%s); `fusionscope report %s` summarizes it\n",
+      result.run_ids.size(), result.run_ids.size() == 1 ? "" : "s", out.c_str(), result.ok,
+      result.failed, result.cancelled ? ", cancelled" : "", out.c_str());
+  if (result.cancelled) return 130;
+  return result.failed > 0 ? 1 : 0;
+}
+
+}  // namespace
 
 void add_capture_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("capture", "(not available in this build)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::fprintf(stderr, "fusionscope capture: not available in this build\n");
-    exit_code() = 2;
-  });
+  auto opt = std::make_shared<CaptureOptions>();
+  auto* cmd = app.add_subcommand(
+      "capture", "Run configurations on the GPU under capture and write a session (headless)");
+  auto* config = cmd->add_option("--config", opt->config, "Job file (JSON, see docs/capture.md)")
+                     ->check(CLI::ExistingFile);
+  cmd->add_option("--preset", opt->preset, "Run a preset: " + preset_names())->excludes(config);
+  cmd->add_option("--variants", opt->variants,
+                  "Comma-separated variants, or all (default: every variant that applies)");
+  cmd->add_option("--out", opt->out, "Session file to write (.fsdb)")->required();
+  cmd->add_option("--iters", opt->iterations, "Timed iterations per run (default 20)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", opt->warmup, "Warm-up iterations per run (default 5)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_flag("--graph", opt->graph, "Replay each forward pass from a CUDA graph");
+  cmd->add_flag("--verify", opt->verify, "Check each run's output against the fp32 reference");
+  cmd->add_flag("--append", opt->append, "Add runs to an existing session");
+  cmd->add_flag("--no-trace", opt->no_trace, "Time the runs without CUPTI");
+  cmd->add_option("--device", opt->device, "CUDA device index")->check(CLI::Range(0, 1024));
+  cmd->callback([opt] { exit_code() = run_capture(*opt); });
 }
 
 }  // namespace fusionscope::cli

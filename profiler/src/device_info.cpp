@@ -58,7 +58,7 @@ std::string gpu_unavailable_reason() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err == cudaErrorInsufficientDriver)
-    return "no usable NVIDIA driver (" + std::string(cudaGetErrorString(err)) + ")";
+    return "no NVIDIA driver is loaded, or it is older than this program's CUDA runtime";
   if (err == cudaErrorNoDevice) return "no CUDA device in this machine";
   if (err != cudaSuccess) return cudaGetErrorString(err);
   if (count == 0) return "no CUDA device in this machine";

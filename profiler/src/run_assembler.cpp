@@ -354,20 +354,24 @@ AssemblyStats RunAssembler::finish() {
   stats_.unclosed_markers += open_markers_.size();
   open_markers_.clear();
 
-  // Each kernel's launch point: the graph node's creation for graph replays (the replay itself
-  // happens outside any op), else the API call with the kernel's correlation id.
+  // Each kernel's launch point: for graph replays (which happen outside any op), where the
+  // graph's node was created during capture; else the API call with the kernel's correlation id.
+  // Instantiation clones every node and reports the clone as created too, so a node's clone
+  // chain is followed back to the original before looking up its creation.
   std::vector<LaunchPoint> points(kernels_.size());
   std::vector<bool> has_point(kernels_.size(), false);
   for (size_t i = 0; i < kernels_.size(); ++i) {
-    uint64_t node = kernel_graph_nodes_[i];
-    for (int hops = 0; node != 0 && hops < 16; ++hops) {
+    if (uint64_t node = kernel_graph_nodes_[i]; node != 0) {
+      ++stats_.graph_kernels;
+      for (int hops = 0; hops < 16; ++hops) {
+        auto original = graph_nodes_cloned_.find(node);
+        if (original == graph_nodes_cloned_.end()) break;
+        node = original->second;
+      }
       if (auto c = graph_nodes_created_.find(node); c != graph_nodes_created_.end()) {
         points[i] = c->second;
         has_point[i] = true;
-        break;
       }
-      auto o = graph_nodes_cloned_.find(node);
-      node = o != graph_nodes_cloned_.end() ? o->second : 0;
     }
     auto launch = launches_.find(kernels_[i].correlation_id);
     if (launch == launches_.end()) {

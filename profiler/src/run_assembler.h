@@ -40,6 +40,7 @@ struct AssemblyStats {
   std::size_t unmatched_marker_ends = 0;  // an NVTX end with no start seen in this run
   std::size_t unclosed_markers = 0;       // an NVTX start still open when the run ended
   std::size_t other_records = 0;          // kinds this run does not store
+  std::size_t graph_kernels = 0;          // kernels replayed from a CUDA graph
 };
 
 class RunAssembler {

@@ -215,7 +215,11 @@ Tracer::Tracer(TracerOptions options) : impl_(std::make_unique<Impl>(std::move(o
   const CUptiResult sub =
       cuptiSubscribe_v2(&s.subscriber, on_callback, static_cast<TracerState*>(&s), &params);
   if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    const std::string who = holder[0] != '\0' ? std::string(" (") + holder + ")" : std::string();
+    // CUPTI names the holder when the holder gave it a name ("CUPTI for <not provided>" else).
+    const std::string name = holder;
+    const std::string who = !name.empty() && name.find("not provided") == std::string::npos
+                                ? " (" + name + ")"
+                                : std::string();
     s.reason = "another profiler is attached to this process" + who +
                " and CUPTI serves one at a time (as under Nsight Systems or the PyTorch "
                "profiler): runs execute without a trace";

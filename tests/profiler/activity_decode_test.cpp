@@ -160,9 +160,11 @@ TEST(ActivityDecode, KernelsArrivingBeforeTheirLaunchAndRangeAreStillLinked) {
 TEST(ActivityDecode, GraphReplayedKernelsTakeTheOpOfTheCapturedNode) {
   MemorySink sink;
   RunAssembler assembler(sink, {});
-  // Capture: node 40 created inside op "gelu" on thread 8; instantiation clones it as node 41.
+  // Capture: node 40 created inside op "gelu" on thread 8. Instantiation (later, outside any
+  // op) creates node 41 and reports it as a clone of 40.
   const GraphNodeEvent events[] = {
       {GraphNodeEvent::Kind::kCreated, 40, 0, 8, 150},
+      {GraphNodeEvent::Kind::kCreated, 41, 0, 8, 600},
       {GraphNodeEvent::Kind::kCloned, 41, 40, 0, 0},
   };
   ActivityBuffer buf;
@@ -173,7 +175,8 @@ TEST(ActivityDecode, GraphReplayedKernelsTakeTheOpOfTheCapturedNode) {
       .add(t::kernel_record(2200, 2300, 60, "other_kernel", 7, 99));  // unknown node
   ASSERT_TRUE(decode_buffer(buf.data(), buf.size(), assembler));
   assembler.add_graph_nodes(events);
-  assembler.finish();
+  const AssemblyStats stats = assembler.finish();
+  EXPECT_EQ(stats.graph_kernels, 2u);
   ASSERT_EQ(sink.kernels.size(), 2u);
   EXPECT_EQ(sink.str(sink.kernels[0].op), "gelu");
   EXPECT_EQ(sink.kernels[0].correlation_id, 60u);

@@ -70,7 +70,7 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
     }
     const RunSpec& spec = job.runs[i];
     storage::RunInfo info;
-    info.name = run_name(spec);
+    info.name = run_name(spec) + (job.cuda_graph ? " (graph)" : "");
     info.config_json = kernels::to_json(spec.config);
     info.kind = std::string(kernels::to_string(spec.config.kind));
     info.variant = std::string(kernels::to_string(spec.variant));
@@ -145,6 +145,8 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
     done.stage = Progress::Stage::kFinished;
     done.status = info.status;
     done.message = !info.error.empty() ? info.error : info.trace_status;
+    done.median_ms = outcome.result.median_ms;
+    done.kernels_traced = outcome.trace.kernels;
     result.runs.push_back(std::move(outcome));
     report(done);
     if (result.cancelled) break;

@@ -38,7 +38,8 @@ std::vector<RunSpec> expand(const std::vector<kernels::MlpConfig>& configs,
                             const std::vector<kernels::Variant>& variants,
                             std::vector<std::string>* skipped = nullptr);
 
-// The run's name in the session: "<configuration name> / <variant>".
+// The run's name in the session: "<configuration name> / <variant>" (the lab adds " (graph)"
+// for runs replayed from a CUDA graph).
 std::string run_name(const RunSpec& spec);
 
 struct Progress {
@@ -52,7 +53,9 @@ struct Progress {
   int total = 0;
   // kFinished only:
   storage::RunStatus status = storage::RunStatus::kRunning;
-  std::string message;  // why the run failed, or what is missing from its trace
+  std::string message;             // why the run failed, or what is missing from its trace
+  double median_ms = 0;            // CUDA-event time per timed iteration
+  std::size_t kernels_traced = 0;  // kernels in the run's trace
 };
 using ProgressCallback = std::function<void(const Progress&)>;
 

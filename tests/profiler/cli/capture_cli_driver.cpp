@@ -1,0 +1,24 @@
+// The `capture` and `report` subcommands on their own, built from the app's sources without the
+// GUI, so the CLI tests run them as processes (on machines with or without a GPU).
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fusionscope capture/report"};
+  app.require_subcommand(1);
+  fusionscope::cli::add_capture_command(app);
+  fusionscope::cli::add_report_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusionscope: %s\n", e.what());
+    return 1;
+  }
+  return fusionscope::cli::exit_code();
+}

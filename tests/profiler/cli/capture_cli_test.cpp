@@ -1,0 +1,109 @@
+// `fusionscope capture` and `fusionscope report` as a person runs them: messages and exit codes.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "fusionscope/storage/session_store.h"
+#include "gpu_guard.h"
+#include "test_paths.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string command = std::string(FUSIONSCOPE_CAPTURE_DRIVER) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(CaptureCli, UsageMistakesAreExplainedWithExitCode2) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const std::string out = (dir / "s.fsdb").string();
+
+  Result r = run("capture --out " + out);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("give either --config FILE or --preset NAME"), std::string::npos)
+      << r.output;
+
+  r = run("capture --preset nope --out " + out);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no preset named \"nope\" (presets: linear-post, geglu-post"),
+            std::string::npos)
+      << r.output;
+
+  r = run("capture --preset geglu-post --variants eager,fastest --out " + out);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("fastest"), std::string::npos) << r.output;
+
+  const fs::path job = dir / "job.json";
+  std::ofstream(job)
+      << R"({"configurations": [{"kind": "gated", "rows": -4, "widths": [8, 16], "dtype": "bf16"}]})";
+  r = run("capture --config " + job.string() + " --out " + out);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("configurations[0]"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+
+  std::ofstream(out) << "x";
+  r = run("capture --preset geglu-post --out " + out);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("already exists (use --append"), std::string::npos) << r.output;
+}
+
+TEST(CaptureCli, WithoutAGpuSaysWhyAndWritesNothing) {
+  if (fusionscope::testing::gpu_unavailable_reason().empty())
+    GTEST_SKIP() << "a GPU is present: this test covers machines without one";
+  const fs::path out = fusionscope::testing::scratch_dir() / "s.fsdb";
+  const Result r = run("capture --preset geglu-post --variants eager --out " + out.string());
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("no GPU to run on: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing was captured"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(ReportCli, PrintsASessionAndRefusesMissingFiles) {
+  const fs::path path = fusionscope::testing::scratch_dir() / "r.fsdb";
+  {
+    auto store = fusionscope::storage::SessionStore::create(path, {});
+    fusionscope::storage::RunInfo info;
+    info.name = "geglu-post / eager";
+    info.status = fusionscope::storage::RunStatus::kOk;
+    info.iterations = 1;
+    const int64_t id = store.add_run(info);
+    fusionscope::storage::KernelRecord k;
+    k.start_ns = 100;
+    k.end_ns = 2100;
+    k.correlation_id = 1;
+    k.name = store.intern("_Z9gate_gemmv");
+    store.insert_kernels(id, std::span(&k, 1));
+  }
+  Result r = run("report " + path.string());
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("geglu-post / eager"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("gate_gemm"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2.0 us"), std::string::npos) << r.output;
+
+  r = run("report " + (path.parent_path() / "missing.fsdb").string());
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("fusionscope report: "), std::string::npos) << r.output;
+}
+
+}  // namespace
