@@ -37,7 +37,8 @@ uint64_t fused_smem_bytes(const MlpConfig& c, int warps) {
     bytes += static_cast<uint64_t>(l.out) * 4;  // bias, kept as fp32
     widest = std::max({widest, l.in, l.out});
   }
-  bytes += static_cast<uint64_t>(warps) * 2 * 16 * static_cast<uint64_t>(widest + kFusedRowPad) * 2;
+  bytes += static_cast<uint64_t>(warps) * 2 * static_cast<uint64_t>(fused_rows_per_warp(widest)) *
+           static_cast<uint64_t>(widest + kFusedRowPad) * 2;
   return bytes;
 }
 

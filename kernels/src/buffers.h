@@ -23,14 +23,21 @@ inline constexpr uint64_t kCublasWorkspaceBytes = 32ull << 20;
 inline constexpr int64_t kFusedWidthStep = 16;
 inline constexpr int64_t kFusedMinWidth = 16;
 inline constexpr int64_t kFusedMaxWidth = 128;
-// Warps per block (each owns 16 rows at a time): 8 when everything fits, else 4.
-inline constexpr int kFusedMaxWarps = 8;
+inline constexpr int kFusedMaxLayers = 32;  // layer widths travel in the kernel's parameters
+// Warps per block: the runner picks, between these, the count that fits most warps on an SM.
+inline constexpr int kFusedMaxWarps = 16;
 inline constexpr int kFusedMinWarps = 4;
 inline constexpr int kFusedRowPad = 8;  // halves of padding per shared-memory row (banks)
 inline constexpr uint64_t kFusedSmemLimit = 227ull << 10;  // Hopper's per-block maximum
 
+// Rows each warp of the fully fused kernel carries through the layers at once: 32 (two m16
+// tiles sharing every weight fragment) up to 64 wide, 16 beyond (register budget).
+constexpr int fused_rows_per_warp(int64_t widest) {
+  return widest <= 64 ? 32 : 16;
+}
+
 // Shared memory the fully fused kernel needs with `warps` warps per block: every layer's weights
-// (padded rows) and biases, and two 16-row activation tiles per warp.
+// (padded rows) and biases, and two row tiles per warp (input prefetch, output staging).
 uint64_t fused_smem_bytes(const MlpConfig& c, int warps);
 
 // Throws ConfigError on overflow.

@@ -227,6 +227,9 @@ bool supports(const MlpConfig& c, Variant v, std::string* why) {
         return fail(why, "fully-fused: applies to linear and mlp configurations, not gated");
       if (c.dtype == DType::kFp32)
         return fail(why, "fully-fused: runs on tensor cores in fp16 or bf16, not fp32");
+      if (layer_count(c) > detail::kFusedMaxLayers)
+        return fail(why, "fully-fused: at most " + std::to_string(detail::kFusedMaxLayers) +
+                             " layers (got " + std::to_string(layer_count(c)) + ")");
       for (size_t i = 0; i < c.widths.size(); ++i) {
         const int64_t w = c.widths[i];
         if (w < detail::kFusedMinWidth || w > detail::kFusedMaxWidth ||

@@ -238,6 +238,9 @@ TEST(Config, FullyFusedRejectsWidthsItCannotHold) {
             std::string::npos);
   c.widths = std::vector<int64_t>(6, 128);
   EXPECT_EQ(validation_error(c, fk::Variant::kFullyFused), "");
+  c.widths = std::vector<int64_t>(34, 16);  // 33 layers
+  EXPECT_NE(validation_error(c, fk::Variant::kFullyFused).find("at most 32 layers"),
+            std::string::npos);
 }
 
 TEST(Config, MemoryIsCheckedUpFront) {

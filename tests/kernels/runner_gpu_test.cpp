@@ -135,11 +135,50 @@ TEST(RunnerGpuSmall, GraphModeMatches) {
   }
 }
 
+// One tiny run per variant and kernel path: what compute-sanitizer (memcheck, racecheck,
+// synccheck) runs, where full sizes would take too long under instrumentation.
+TEST(RunnerGpuSanitize, EveryVariantOnce) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  fk::RunOptions o;
+  o.warmup_iterations = 0;
+  o.timed_iterations = 1;
+  expect_all_variants_correct(
+      make(fk::MlpKind::kGated, 136, {64, 136}, false, fk::DType::kBf16, fk::Activation::kGeluTanh),
+      o);
+  o.gated_path = fk::GatedGemmPath::kAmpereMmaSync;
+  expect_correct(
+      make(fk::MlpKind::kGated, 136, {64, 136}, false, fk::DType::kFp16, fk::Activation::kSilu),
+      fk::Variant::kGatedGemm, o);
+  o.gated_path = fk::GatedGemmPath::kAuto;
+  expect_all_variants_correct(
+      make(fk::MlpKind::kMlp, 100, {32, 64, 32}, true, fk::DType::kFp16, fk::Activation::kRelu), o);
+  expect_correct(
+      make(fk::MlpKind::kMlp, 40, {128, 112, 128}, true, fk::DType::kBf16, fk::Activation::kSilu),
+      fk::Variant::kFullyFused, o);
+  expect_correct(
+      make(fk::MlpKind::kLinear, 24, {16, 8}, true, fk::DType::kFp32, fk::Activation::kNone),
+      fk::Variant::kEager, o);
+}
+
 // The reference workloads at full size.
 TEST(RunnerGpuPresets, EveryPresetEveryVariant) {
   FUSIONSCOPE_REQUIRE_GPU();
   for (const char* name : {"linear-post", "geglu-post", "swiglu-post", "mlp-narrow", "mlp-wide"})
     expect_all_variants_correct(preset(name));
+}
+
+TEST(RunnerGpuPresets, FullyFusedWidthBuckets) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  // 16-32 wide, 64 wide with uneven widths, 128 wide at 5 layers (4 warps' shared memory).
+  expect_correct(make(fk::MlpKind::kMlp, 100003, {16, 32, 32, 16}, true, fk::DType::kFp16,
+                      fk::Activation::kGeluTanh),
+                 fk::Variant::kFullyFused);
+  expect_correct(make(fk::MlpKind::kMlp, 65537, {64, 48, 64, 16}, false, fk::DType::kBf16,
+                      fk::Activation::kRelu),
+                 fk::Variant::kFullyFused);
+  expect_correct(make(fk::MlpKind::kMlp, 50000, std::vector<int64_t>(6, 128), true,
+                      fk::DType::kFp16, fk::Activation::kRelu),
+                 fk::Variant::kFullyFused);
 }
 
 TEST(RunnerGpuPresets, GegluHopperAndAmperePathsAgree) {

@@ -42,6 +42,12 @@ Executor::Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath 
     buffers_.emplace(spec.name, DeviceBuffer(spec.bytes));
     allocated_ += spec.bytes;
   }
+  const auto shapes = layer_shapes(c);
+  const uint64_t elem = dtype_bytes(c.dtype), rows = static_cast<uint64_t>(c.rows);
+  input_base_ = static_cast<uint8_t*>(buf("input"));
+  output_base_ = static_cast<uint8_t*>(buf("output"));
+  input_copy_bytes_ = rows * static_cast<uint64_t>(shapes.front().in) * elem;
+  output_copy_bytes_ = rows * static_cast<uint64_t>(shapes.back().out) * elem;
   // Weights He-uniform (keeps activations O(1) through the layers), biases small, inputs in
   // [-1, 1): never zeros, so unwritten outputs and wrong indexing cannot hide.
   const auto layers = layer_shapes(c);
@@ -79,17 +85,11 @@ void* Executor::buf(const std::string& name) const {
 }
 
 const void* Executor::input(int set) const {
-  const auto in = static_cast<uint64_t>(layer_shapes(config_).front().in);
-  return static_cast<const uint8_t*>(buf("input")) + static_cast<uint64_t>(set) *
-                                                         static_cast<uint64_t>(config_.rows) * in *
-                                                         dtype_bytes(config_.dtype);
+  return input_base_ + static_cast<uint64_t>(set) * input_copy_bytes_;
 }
 
 void* Executor::output(int set) const {
-  const auto out = static_cast<uint64_t>(layer_shapes(config_).back().out);
-  return static_cast<uint8_t*>(buf("output")) + static_cast<uint64_t>(set) *
-                                                    static_cast<uint64_t>(config_.rows) * out *
-                                                    dtype_bytes(config_.dtype);
+  return output_base_ + static_cast<uint64_t>(set) * output_copy_bytes_;
 }
 
 void Executor::build_steps(GatedGemmPath path, int device) {

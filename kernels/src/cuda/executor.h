@@ -52,6 +52,11 @@ class Executor {
   Plan plan_;
   int sets_ = 1;
   uint64_t allocated_ = 0;
+  // Input and output copies: base pointers and the bytes between copies (hot path: no lookups).
+  uint8_t* input_base_ = nullptr;
+  uint8_t* output_base_ = nullptr;
+  uint64_t input_copy_bytes_ = 0;
+  uint64_t output_copy_bytes_ = 0;
   std::string kernel_path_;
   std::map<std::string, DeviceBuffer> buffers_;
   std::vector<Step> steps_;

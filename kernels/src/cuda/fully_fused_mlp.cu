@@ -25,24 +25,31 @@ struct FusedParams {
   int tile_stride;  // elements per activation row (widest + pad)
 };
 
-// Copies this warp's 16 rows of input (zeros past the last row) into `tile`.
-template <typename T>
+// Copies this warp's ROWS rows of input (zeros past the last row) into `tile`.
+template <typename T, int ROWS>
 __device__ __forceinline__ void prefetch_rows(const FusedParams& p, T* tile, int64_t tile_index,
                                               int lane) {
   const int in = p.widths[0];
   const int chunks_per_row = in / 8;
   const T* src = static_cast<const T*>(p.input);
-  for (int c = lane; c < 16 * chunks_per_row; c += 32) {
+  for (int c = lane; c < ROWS * chunks_per_row; c += 32) {
     const int r = c / chunks_per_row, k = (c % chunks_per_row) * 8;
-    const int64_t row = tile_index * 16 + r;
+    const int64_t row = tile_index * ROWS + r;
     const bool valid = row < p.rows;
     cp_async_16(tile + r * p.tile_stride + k, src + (valid ? row * in + k : 0), valid ? 16 : 0);
   }
 }
 
-template <typename T, int WMAX, Activation A>
+// One warp carries MT x 16 rows through every layer. Layer outputs stay in registers: the fp32
+// accumulator fragment of an m16n8 tile pair is, once packed to 16 bits, exactly the A fragment
+// of the next layer's m16n8k16 MMA, so activations never go back to shared memory. Each weight
+// fragment read from shared memory serves all MT row tiles.
+template <typename T, int WMAX, int MT, Activation A>
 __global__ void __launch_bounds__(kFusedMaxWarps * 32)
     fully_fused_mlp_kernel(const __grid_constant__ FusedParams p) {
+  constexpr int ROWS = 16 * MT;
+  constexpr int KT = WMAX / 16;  // k16 steps of the widest layer
+  constexpr int NT = WMAX / 8;   // n8 tiles of the widest layer
   extern __shared__ __align__(16) uint8_t smem[];
   T* weights = reinterpret_cast<T*>(smem);
   float* biases = reinterpret_cast<float*>(smem + p.weight_elems * sizeof(T));
@@ -64,13 +71,13 @@ __global__ void __launch_bounds__(kFusedMaxWarps * 32)
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warps = blockDim.x / 32;
-  // This warp's two 16-row tiles (pointer arithmetic, not an array: no local memory).
-  const int tile_elems = 16 * p.tile_stride;
+  // This warp's two row tiles (pointer arithmetic, not an array: no local memory).
+  const int tile_elems = ROWS * p.tile_stride;
   T* const mine = tiles + 2 * warp * tile_elems;
-  const int64_t tiles_total = (p.rows + 15) / 16;
+  const int64_t tiles_total = (p.rows + ROWS - 1) / ROWS;
   const int64_t step = int64_t{gridDim.x} * warps;
   int64_t tile = int64_t{blockIdx.x} * warps + warp;
-  if (tile < tiles_total) prefetch_rows(p, mine, tile, lane);
+  if (tile < tiles_total) prefetch_rows<T, ROWS>(p, mine, tile, lane);
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();  // weights visible to every warp
@@ -78,68 +85,98 @@ __global__ void __launch_bounds__(kFusedMaxWarps * 32)
   int cur = 0;
   const int out_w = p.widths[p.layers];
   T* dst = static_cast<T*>(p.output);
+  const int g = lane / 4, cpair = 2 * (lane % 4);
   for (; tile < tiles_total; tile += step, cur ^= 1) {
     // Fetch the next tile while this one is computed.
     if (tile + step < tiles_total)
-      prefetch_rows(p, mine + (cur ^ 1) * tile_elems, tile + step, lane);
+      prefetch_rows<T, ROWS>(p, mine + (cur ^ 1) * tile_elems, tile + step, lane);
     cp_async_commit();
     cp_async_wait<1>();
     __syncwarp();
     T* x = mine + cur * tile_elems;
 
+    // Layer 0's A fragments from the input tile.
+    uint32_t a[MT][KT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int kt = 0; kt < KT; ++kt)
+        if (kt * 16 < p.widths[0])
+          ldmatrix_x4(a[mt][kt],
+                      x + (mt * 16 + lane % 16) * p.tile_stride + kt * 16 + (lane / 16) * 8);
+
     for (int l = 0; l < p.layers; ++l) {
       const int in = p.widths[l], out = p.widths[l + 1];
       const T* w = weights + p.weight_offset[l];
       const int wstride = in + kFusedRowPad;
-      uint32_t a[WMAX / 16][4];
+      float acc[MT][NT][4];
 #pragma unroll
-      for (int kt = 0; kt < WMAX / 16; ++kt)
-        if (kt * 16 < in)
-          ldmatrix_x4(a[kt], x + (lane % 16) * p.tile_stride + kt * 16 + (lane / 16) * 8);
-      __syncwarp();  // the whole input is in registers before the output overwrites it
-
-      float acc[WMAX / 8][4];
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < WMAX / 8; ++nt) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
+        for (int nt = 0; nt < NT; ++nt)
+          acc[mt][nt][0] = acc[mt][nt][1] = acc[mt][nt][2] = acc[mt][nt][3] = 0.f;
 #pragma unroll
-      for (int np = 0; np < WMAX / 16; ++np) {  // pairs of n8 tiles
+      for (int np = 0; np < NT / 2; ++np) {  // pairs of n8 tiles
         if (np * 16 >= out) break;
 #pragma unroll
-        for (int kt = 0; kt < WMAX / 16; ++kt) {
+        for (int kt = 0; kt < KT; ++kt) {
           if (kt * 16 >= in) break;
           uint32_t b[4];
           const int n = np * 16 + (lane % 8) + (lane / 16) * 8;
           const int k = kt * 16 + ((lane / 8) % 2) * 8;
           ldmatrix_x4(b, w + n * wstride + k);
-          mma_16816<T>(acc[2 * np], a[kt], b[0], b[1]);
-          mma_16816<T>(acc[2 * np + 1], a[kt], b[2], b[3]);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma_16816<T>(acc[mt][2 * np], a[mt][kt], b[0], b[1]);
+            mma_16816<T>(acc[mt][2 * np + 1], a[mt][kt], b[2], b[3]);
+          }
         }
       }
 
-      const bool last = l + 1 == p.layers;
       const float* bias = biases + p.bias_offset[l];
-      const int r = lane / 4, cpair = 2 * (lane % 4);
+      if (l + 1 < p.layers) {
+        // Bias and activation, then repack as the next layer's A fragments.
 #pragma unroll
-      for (int nt = 0; nt < WMAX / 8; ++nt) {
-        if (nt * 8 >= out) break;
-        const int col = nt * 8 + cpair;
-        float v[4] = {acc[nt][0] + bias[col], acc[nt][1] + bias[col + 1], acc[nt][2] + bias[col],
-                      acc[nt][3] + bias[col + 1]};
-        if (!last) {
+        for (int kt = 0; kt < KT; ++kt) {
+          if (kt * 16 >= out) break;
 #pragma unroll
-          for (int i = 0; i < 4; ++i) v[i] = act_fast<A>(v[i]);
+          for (int half = 0; half < 2; ++half) {
+            const int nt = 2 * kt + half;
+            const float b0 = bias[nt * 8 + cpair], b1 = bias[nt * 8 + cpair + 1];
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+              const float* c = acc[mt][nt];
+              a[mt][kt][2 * half] = pack2<T>(act_fast<A>(c[0] + b0), act_fast<A>(c[1] + b1));
+              a[mt][kt][2 * half + 1] = pack2<T>(act_fast<A>(c[2] + b0), act_fast<A>(c[3] + b1));
+            }
+          }
         }
-        *reinterpret_cast<uint32_t*>(x + r * p.tile_stride + col) = pack2<T>(v[0], v[1]);
-        *reinterpret_cast<uint32_t*>(x + (r + 8) * p.tile_stride + col) = pack2<T>(v[2], v[3]);
+      } else {
+        // Last layer: bias only, staged in the input tile (read long ago) for coalesced stores.
+        __syncwarp();
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          if (nt * 8 >= out) break;
+          const int col = nt * 8 + cpair;
+          const float b0 = bias[col], b1 = bias[col + 1];
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            const int r = mt * 16 + g;
+            *reinterpret_cast<uint32_t*>(x + r * p.tile_stride + col) =
+                pack2<T>(acc[mt][nt][0] + b0, acc[mt][nt][1] + b1);
+            *reinterpret_cast<uint32_t*>(x + (r + 8) * p.tile_stride + col) =
+                pack2<T>(acc[mt][nt][2] + b0, acc[mt][nt][3] + b1);
+          }
+        }
       }
-      __syncwarp();
     }
+    __syncwarp();
 
-    // The 16 output rows are one contiguous block of device memory: coalesced 16-byte stores.
+    // The ROWS output rows are one contiguous block of device memory: coalesced 16-byte stores.
     const int chunks_per_row = out_w / 8;
-    for (int c = lane; c < 16 * chunks_per_row; c += 32) {
+    for (int c = lane; c < ROWS * chunks_per_row; c += 32) {
       const int r = c / chunks_per_row, k = (c % chunks_per_row) * 8;
-      const int64_t row = tile * 16 + r;
+      const int64_t row = tile * ROWS + r;
       if (row < p.rows)
         *reinterpret_cast<uint4*>(dst + row * out_w + k) =
             *reinterpret_cast<const uint4*>(x + r * p.tile_stride + k);
@@ -153,7 +190,8 @@ template <typename T, int WMAX>
 void* kernel_for(Activation act) {
   void* f = nullptr;
   dispatch_activation(act, [&]<Activation A>() {
-    f = reinterpret_cast<void*>(&fully_fused_mlp_kernel<T, WMAX, A>);
+    f = reinterpret_cast<void*>(
+        &fully_fused_mlp_kernel<T, WMAX, fused_rows_per_warp(WMAX) / 16, A>);
   });
   return f;
 }
@@ -188,22 +226,29 @@ FullyFusedMlp::FullyFusedMlp(const MlpConfig& c, std::vector<const void*> weight
   int optin = 0, sms = 0;
   FS_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   FS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  warps_ = kFusedMaxWarps;
-  smem_ = fused_smem_bytes(c, warps_);
-  if (smem_ > static_cast<size_t>(optin)) {
-    warps_ = kFusedMinWarps;
-    smem_ = fused_smem_bytes(c, warps_);
-  }
-  if (smem_ > static_cast<size_t>(optin))
-    throw CudaError("fully-fused: needs " + std::to_string(smem_ >> 10) +
+  // Warps per block: the count that puts the most warps on an SM (shared memory decides).
+  void* f = select_kernel(c.dtype, wmax_, c.activation);
+  const size_t smallest = fused_smem_bytes(c, kFusedMinWarps);
+  if (smallest > static_cast<size_t>(optin))
+    throw CudaError("fully-fused: needs " + std::to_string(smallest >> 10) +
                     " KiB of shared memory per block; this device allows " +
                     std::to_string(optin >> 10) + " KiB");
-  void* f = select_kernel(c.dtype, wmax_, c.activation);
-  FS_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(smem_)));
-  int per_sm = 0;
-  FS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, warps_ * 32, smem_));
-  const int64_t tiles = (c.rows + 15) / 16;
+  FS_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  int best_per_sm = 0;
+  for (int w = kFusedMaxWarps; w >= kFusedMinWarps; w -= 2) {  // ties keep the larger block
+    const size_t smem = fused_smem_bytes(c, w);
+    if (smem > static_cast<size_t>(optin)) continue;
+    int blocks_per_sm = 0;
+    FS_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, f, w * 32, smem));
+    if (blocks_per_sm * w > best_per_sm) {
+      best_per_sm = blocks_per_sm * w;
+      warps_ = w;
+      smem_ = smem;
+    }
+  }
+  if (best_per_sm == 0) throw CudaError("fully-fused: no block size fits on this device");
+  const int per_sm = best_per_sm / warps_;
+  const int64_t tiles = (c.rows + fused_rows_per_warp(widest) - 1) / fused_rows_per_warp(widest);
   const int64_t wanted = (tiles + warps_ - 1) / warps_;
   blocks_ = static_cast<int>(std::min<int64_t>(wanted, int64_t{std::max(per_sm, 1)} * sms));
 }

@@ -8,11 +8,10 @@
 
 #include <vector>
 
+#include "../buffers.h"
 #include "fusionscope/kernels/config.h"
 
 namespace fusionscope::kernels::detail {
-
-inline constexpr int kFusedMaxLayers = 32;
 
 class FullyFusedMlp {
  public:

@@ -33,6 +33,11 @@ GatedGemm::GatedGemm(DType dtype, uint64_t rows, uint64_t hidden, uint64_t dim, 
   }
   FS_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
   if (hopper_) {
+    prepare_gated_gemm_sm90(dtype, act);
+  } else {
+    prepare_gated_gemm_sm80(dtype, act);
+  }
+  if (hopper_) {
     maps_ = std::make_unique<TensorMaps>();
     encode_tensor_map(&maps_->weights, w_, 2 * hidden_, dim_, 256);
   }

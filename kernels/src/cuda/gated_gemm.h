@@ -48,6 +48,9 @@ struct GatedGemmArgs {
   Activation act;
   DType dtype;
 };
+// Raise the kernels' shared-memory limits; once, before any launch or graph capture.
+void prepare_gated_gemm_sm80(DType dtype, Activation act);
+void prepare_gated_gemm_sm90(DType dtype, Activation act);
 void launch_gated_gemm_sm80(const GatedGemmArgs& a, cudaStream_t stream);
 // True when the binary holds the sm_90a kernel and the device runs it.
 bool gated_gemm_sm90_available(int device);

@@ -108,7 +108,21 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+template <typename T>
+void prepare_for(Activation act) {
+  dispatch_activation(act, [&]<Activation A>() {
+    FS_CUDA(cudaFuncSetAttribute(&gated_gemm_sm80_kernel<T, A>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(kSmemBytes)));
+  });
+}
+
 }  // namespace
+
+void prepare_gated_gemm_sm80(DType dtype, Activation act) {
+  if (dtype == DType::kFp16) prepare_for<__half>(act);
+  if (dtype == DType::kBf16) prepare_for<__nv_bfloat16>(act);
+}
 
 void launch_gated_gemm_sm80(const GatedGemmArgs& a, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>((a.rows + BM - 1) / BM),
@@ -119,8 +133,6 @@ void launch_gated_gemm_sm80(const GatedGemmArgs& a, cudaStream_t stream) {
     } else {
       dispatch_activation(a.act, [&]<Activation A>() {
         auto* f = &gated_gemm_sm80_kernel<T, A>;
-        FS_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(kSmemBytes)));
         f<<<grid, kThreads, kSmemBytes, stream>>>(
             static_cast<const T*>(a.x), static_cast<const T*>(a.w), static_cast<T*>(a.product),
             a.rows, a.hidden, a.dim);

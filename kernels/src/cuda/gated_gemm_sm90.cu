@@ -224,6 +224,18 @@ bool gated_gemm_sm90_available(int device) {
   return attr.binaryVersion == 90;
 }
 
+void prepare_gated_gemm_sm90(DType dtype, Activation act) {
+  auto prepare = [&]<typename T>() {
+    dispatch_activation(act, [&]<Activation A>() {
+      FS_CUDA(cudaFuncSetAttribute(&gated_gemm_sm90_kernel<T, A>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(kSmemBytes)));
+    });
+  };
+  if (dtype == DType::kFp16) prepare.template operator()<__half>();
+  if (dtype == DType::kBf16) prepare.template operator()<__nv_bfloat16>();
+}
+
 void launch_gated_gemm_sm90(const GatedGemmArgs& a, const void* tmap_x, const void* tmap_w, int sms,
                             cudaStream_t stream) {
   const uint64_t tiles = ((a.rows + BM - 1) / BM) * ((2 * a.hidden + BN - 1) / BN);
@@ -236,11 +248,6 @@ void launch_gated_gemm_sm90(const GatedGemmArgs& a, const void* tmap_x, const vo
     } else {
       dispatch_activation(a.act, [&]<Activation A>() {
         auto* f = &gated_gemm_sm90_kernel<T, A>;
-        static std::once_flag attr_once;
-        std::call_once(attr_once, [&] {
-          FS_CUDA(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(kSmemBytes)));
-        });
         f<<<grid, kThreads, kSmemBytes, stream>>>(
             mx, mw, static_cast<T*>(a.product), static_cast<uint32_t>(a.rows),
             static_cast<uint32_t>(a.hidden), static_cast<uint32_t>(a.dim));

@@ -1,0 +1,157 @@
+// Times each variant of the chosen configurations with CUDA events (median of many iterations,
+// inputs rotated through enough copies to defeat the L2 when they would fit in it) and prints a
+// table next to the floor the plan predicts. Also measures host time per forward pass (launches
+// enqueued without a graph, NVTX off).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "executor.h"
+#include "fusionscope/kernels/runner.h"
+
+namespace fk = fusionscope::kernels;
+
+namespace {
+
+// Host microseconds per forward pass: `n` passes enqueued back to back, no sync inside.
+double host_us_per_forward(const fk::MlpConfig& c, fk::Variant v, fk::GatedGemmPath path, int n) {
+  fk::detail::Executor exec(c, v, 1, path, 1, 0);
+  cudaStream_t s = nullptr;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  for (int i = 0; i < 20; ++i) exec.forward(s, 0, false);
+  cudaStreamSynchronize(s);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) exec.forward(s, 0, false);
+  const auto t1 = std::chrono::steady_clock::now();
+  cudaStreamSynchronize(s);
+  cudaStreamDestroy(s);
+  return std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fusionscope kernel benchmark: every variant, CUDA-event medians, vs the floor"};
+  std::vector<std::string> preset_names{"geglu-post", "mlp-narrow", "linear-post"};
+  std::vector<std::string> variant_names;
+  std::vector<std::string> config_jsons;
+  int warmup = 20, iters = 200, input_sets = 0, host_iters = 2000;
+  bool graph = false, print_config = false, no_host = false;
+  std::string json_out, path_name = "auto";
+  app.add_option("--preset", preset_names, "presets to run");
+  app.add_option("--config", config_jsons, "configurations as JSON (in addition to presets)");
+  app.add_option("--variant", variant_names, "variants (default: every supported one)");
+  app.add_option("--warmup", warmup, "warm-up iterations");
+  app.add_option("--iters", iters, "timed iterations");
+  app.add_option("--input-sets", input_sets, "rotating input copies (0: automatic)");
+  app.add_option("--host-iters", host_iters, "forward passes for the host-time figure");
+  app.add_option("--gated-path", path_name, "gated GEMM kernel: auto, hopper, ampere");
+  app.add_flag("--graph", graph, "replay a CUDA graph per iteration");
+  app.add_flag("--no-host-time", no_host, "skip the host-time measurement");
+  app.add_option("--json", json_out, "write the results as JSON here");
+  app.add_flag("--print-config", print_config, "print each preset's JSON and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<fk::MlpConfig> configs;
+  try {
+    for (const auto& n : preset_names) {
+      auto c = fk::find_preset(n);
+      if (!c) throw fk::ConfigError("unknown preset '" + n + "'");
+      configs.push_back(*c);
+    }
+    for (const auto& j : config_jsons) configs.push_back(fk::config_from_json(j));
+  } catch (const fk::ConfigError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  if (print_config) {
+    for (const auto& c : configs) std::printf("%s\n", fk::to_json(c).c_str());
+    return 0;
+  }
+  fk::GatedGemmPath path = fk::GatedGemmPath::kAuto;
+  if (path_name == "hopper") path = fk::GatedGemmPath::kHopperWgmma;
+  if (path_name == "ampere") path = fk::GatedGemmPath::kAmpereMmaSync;
+
+  const fk::DeviceInfo dev = fk::query_device(0);
+  if (!dev.available) {
+    std::fprintf(stderr, "no GPU: %s\n", dev.unavailable_reason.c_str());
+    return 1;
+  }
+  std::printf("%s (cc %d.%d, %d SMs, L2 %.0f MiB), driver %d, runtime %d\n", dev.name.c_str(),
+              dev.cc_major, dev.cc_minor, dev.sm_count,
+              static_cast<double>(dev.l2_bytes) / (1 << 20), dev.driver_version,
+              dev.runtime_version);
+  std::printf("derived peaks: %.2f TB/s memory, %.0f TFLOP/s dense fp16/bf16\n",
+              dev.memory_bandwidth_bytes_per_s / 1e12, dev.peak_tensor_flops / 1e12);
+  std::printf("%d warm-up + %d timed iterations, median per forward pass%s\n\n", warmup, iters,
+              graph ? ", CUDA graph" : "");
+
+  nlohmann::json results = nlohmann::json::array();
+  std::printf("%-12s %-16s %4s %10s %10s %10s %8s %8s %9s %9s %s\n", "config", "variant", "krn",
+              "floor us", "median us", "min us", "TFLOP/s", "GB/s", "host us", "rel err", "check");
+  int failures = 0;
+  for (const auto& c : configs) {
+    std::vector<fk::Variant> variants;
+    if (variant_names.empty()) {
+      variants = fk::all_variants();
+    } else {
+      for (const auto& n : variant_names) variants.push_back(fk::parse_variant(n));
+    }
+    for (auto v : variants) {
+      if (!fk::supports(c, v)) continue;
+      fk::RunOptions o;
+      o.warmup_iterations = warmup;
+      o.timed_iterations = iters;
+      o.use_graph = graph;
+      o.input_sets = input_sets;
+      o.gated_path = path;
+      o.nvtx = false;
+      const fk::RunResult r = fk::run(c, v, o);
+      const std::string label = c.name.empty() ? "custom" : c.name;
+      if (!r.ok) {
+        std::printf("%-12s %-16s failed: %s\n", label.c_str(),
+                    std::string(fk::to_string(v)).c_str(), r.error.c_str());
+        ++failures;
+        continue;
+      }
+      double host_us = 0;
+      if (!no_host) {
+        try {
+          host_us = host_us_per_forward(c, v, path, host_iters);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "host timing failed: %s\n", e.what());
+        }
+      }
+      const double t = r.median_ms * 1e-3;
+      const double floor_s = std::max(r.plan.flops() / dev.peak_tensor_flops,
+                                      r.plan.min_bytes() / dev.memory_bandwidth_bytes_per_s);
+      if (!r.correctness.passed) ++failures;
+      std::printf("%-12s %-16s %4zu %10.1f %10.1f %10.1f %8.1f %8.0f %9.2f %9.2e %s\n",
+                  label.c_str(), std::string(fk::to_string(v)).c_str(), r.plan.launches.size(),
+                  floor_s * 1e6, r.median_ms * 1e3, r.min_ms * 1e3, r.plan.flops() / t / 1e12,
+                  r.plan.min_bytes() / t / 1e9, host_us, r.correctness.rel_error,
+                  r.correctness.passed ? "ok" : "FAIL");
+      results.push_back({{"config", nlohmann::json::parse(fk::to_json(c))},
+                         {"variant", std::string(fk::to_string(v))},
+                         {"kernels", r.plan.launches.size()},
+                         {"kernel_path", r.kernel_path},
+                         {"median_us", r.median_ms * 1e3},
+                         {"min_us", r.min_ms * 1e3},
+                         {"floor_us", floor_s * 1e6},
+                         {"host_us", host_us},
+                         {"input_sets", r.input_sets},
+                         {"rel_error", r.correctness.rel_error},
+                         {"passed", r.correctness.passed}});
+    }
+  }
+  if (!json_out.empty()) {
+    std::ofstream(json_out) << results.dump(1) << "\n";
+  }
+  return failures ? 1 : 0;
+}
