@@ -120,6 +120,9 @@ TEST(SessionReport, EmptySession) {
 TEST(SessionReport, ShortKernelNames) {
   EXPECT_EQ(short_kernel_name("_Z11gemm_kernelIfLi128EEvPKfPfi"), "gemm_kernel");
   EXPECT_EQ(short_kernel_name("void ns::act<float>(float*, int)"), "ns::act");
+  EXPECT_EQ(
+      short_kernel_name("_ZN11fusionscope7kernels6detail12_GLOBAL__N_111gelu_kernelIfEEvPKT_PS3_l"),
+      "fusionscope::kernels::detail::gelu_kernel");
   EXPECT_EQ(short_kernel_name("nvjet_tst_128x256_64x4_2x1_v_bz_coopA_NNT"),
             "nvjet_tst_128x256_64x4_2x1_v_bz_coopA_NNT");
 }

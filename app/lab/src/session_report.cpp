@@ -109,7 +109,10 @@ std::string short_kernel_name(const std::string& name) {
     if (status == 0) s = d;
     std::free(d);
   }
-  // Drop the argument list and template arguments, then a leading return type.
+  // Drop anonymous namespaces (their parenthesis is not an argument list), the argument list and
+  // template arguments, then a leading return type.
+  for (std::size_t at; (at = s.find("(anonymous namespace)::")) != std::string::npos;)
+    s.erase(at, sizeof("(anonymous namespace)::") - 1);
   std::string out;
   int depth = 0;
   for (char c : s) {
