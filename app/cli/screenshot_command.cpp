@@ -1,16 +1,59 @@
-// `fusionscope screenshot`: not built yet.
+// `fusionscope screenshot [SESSION] --out FILE.png [--size WxH] [--view V] [--runs A,B]`: renders
+// the app offscreen (under Xvfb on a server) and writes a PNG: the whole window, or one view
+// filling the image.
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "ui/gui_main.h"
 
 namespace fusionscope::cli {
 
+namespace {
+
+bool parse_size(const std::string& text, int& w, int& h) {
+  int consumed = 0;
+  return std::sscanf(text.c_str(), "%dx%d%n", &w, &h, &consumed) == 2 &&
+         consumed == static_cast<int>(text.size());
+}
+
+}  // namespace
+
 void add_screenshot_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("screenshot", "(not available in this build)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::fprintf(stderr, "fusionscope screenshot: not available in this build\n");
-    exit_code() = 2;
+  auto* cmd = app.add_subcommand("screenshot",
+                                 "Render a view of a session to a PNG (needs an X display; "
+                                 "use xvfb-run on a server)");
+  struct Args {
+    ui::ScreenshotOptions options;
+    std::string size = "1600x1000";
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("session", args->options.session_path,
+                  "Session file (.fsdb); the sample session if omitted");
+  cmd->add_option("--out,-o", args->options.out_path, "PNG file to write")->required();
+  cmd->add_option("--size", args->size, "Image size WxH (default 1600x1000)");
+  cmd->add_option("--view", args->options.view,
+                  "One view alone: timeline, comparison, stats or runs (default: the whole window)")
+      ->check(CLI::IsMember(ui::screenshot_views()));
+  cmd->add_option("--runs", args->options.runs,
+                  "Runs by id or name, comma separated: the timeline's runs, or comparison's A,B")
+      ->delimiter(',');
+  cmd->add_option("--select", args->options.select,
+                  "Select the first timed kernel whose name contains this (timeline views)");
+  cmd->add_option("--scale", args->options.scale, "UI scale, 1 to 3 (default 1)")
+      ->check(CLI::Range(1.0f, 3.0f));
+  cmd->callback([args] {
+    ui::ScreenshotOptions o = args->options;
+    if (!parse_size(args->size, o.width, o.height)) {
+      std::fprintf(
+          stderr,
+          "fusionscope screenshot: --size must be WIDTHxHEIGHT, e.g. 1600x1000 (got \"%s\")\n",
+          args->size.c_str());
+      exit_code() = 2;
+      return;
+    }
+    exit_code() = ui::run_screenshot(o);
   });
 }
 

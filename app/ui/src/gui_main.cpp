@@ -2,11 +2,97 @@
 
 #include <cstdio>
 
+#include <GL/gl.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include "app.h"
+#include "gl_capture.h"
+#include "platform.h"
+
 namespace fusionscope::ui {
 
-int run_gui(const GuiOptions&) {
-  std::fprintf(stderr, "fusionscope: the GUI is not built yet\n");
-  return 2;
+namespace {
+
+void init_app(AppState& app, const Platform& p) {
+  app.theme = make_theme(p.scale);
+  app.font_file = p.font_file;
+  app.gpu = query_gpus();
+  app.recent = load_recent_files(default_recent_files_path());
+}
+
+// Writes the frame just rendered (still in the back buffer) to app.pending_screenshot.
+void save_window_screenshot(AppState& app, GLFWwindow* window) {
+  int w = 0, h = 0;
+  glfwGetFramebufferSize(window, &w, &h);
+  glReadBuffer(GL_BACK);
+  const Image image = read_pixels(0, 0, w, h, w, h);
+  std::string error;
+  if (write_png(app.pending_screenshot, image, &error))
+    app.status = "Saved the window to " + app.pending_screenshot;
+  else
+    show_error(app, "Cannot save the screenshot", error);
+  app.pending_screenshot.clear();
+}
+
+// Whether the user is doing something that needs frames at full rate.
+bool busy() {
+  const ImGuiIO& io = ImGui::GetIO();
+  for (bool down : io.MouseDown)
+    if (down) return true;
+  for (bool down : io.KeysDown)
+    if (down) return true;
+  return io.MouseWheel != 0.0f;
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& options) {
+  Platform p;
+  std::string error;
+  if (!open_platform(p, WindowSpec{}, &error)) {
+    std::fprintf(stderr, "fusionscope: %s\n", error.c_str());
+    return 1;
+  }
+  {
+    int w = 0, h = 0;  // the window was created at 1440x900 before the scale was known
+    glfwGetWindowSize(p.window, &w, &h);
+    if (p.scale > 1.01f && !glfwGetWindowAttrib(p.window, GLFW_MAXIMIZED))
+      glfwSetWindowSize(p.window, static_cast<int>(1440 * p.scale),
+                        static_cast<int>(900 * p.scale));
+  }
+  AppState app;
+  init_app(app, p);
+  if (!options.session_path.empty())
+    open_session_file(app, options.session_path);
+  else if (!app.gpu.available())
+    open_sample_session(app);
+
+  while (!glfwWindowShouldClose(p.window) && !app.quit) {
+    // Idle: wait for input (at most 20 frames a second); busy: poll and draw every frame.
+    if (busy())
+      glfwPollEvents();
+    else
+      glfwWaitEventsTimeout(0.05);
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    draw_app(app);
+    ImGui::Render();
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(p.window, &w, &h);
+    glViewport(0, 0, w, h);
+    glClearColor(0.105f, 0.113f, 0.129f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (!app.pending_screenshot.empty()) save_window_screenshot(app, p.window);
+    glfwSwapBuffers(p.window);
+  }
+  close_platform(p);
+  return 0;
 }
 
 }  // namespace fusionscope::ui

@@ -1,15 +1,39 @@
-// The GUI entry point.
+// The GUI entry points: the interactive app, and headless screenshots of it.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace fusionscope::ui {
 
 struct GuiOptions {
-  std::string session_path;  // empty: the built-in sample session
+  std::string session_path;  // empty: the built-in sample session when there is no GPU
 };
 
 // Opens the window and runs until it closes; returns the process exit code.
 int run_gui(const GuiOptions& options);
+
+struct ScreenshotOptions {
+  std::string session_path;  // empty: the built-in sample session
+  std::string out_path;      // the PNG to write
+  int width = 1600;          // size of the PNG
+  int height = 1000;
+  // "" = the whole window; "timeline", "comparison", "stats" or "runs" = that panel alone,
+  // filling the image.
+  std::string view;
+  std::vector<std::string> runs;  // run ids or names: the timeline's runs, comparison's A and B
+  // Selects the first timed kernel of the timeline's first run whose short name contains this,
+  // and zooms to it: the details panel and the launch's flow line show in the image.
+  std::string select;
+  float scale = 1.0f;  // UI scale (fonts and spacing)
+  int frames = 5;      // frames rendered before capture (tables settle their layout)
+};
+
+// Renders the app offscreen under the current X display (Xvfb is fine) and writes the PNG.
+// Returns the process exit code; errors are printed for a person.
+int run_screenshot(const ScreenshotOptions& options);
+
+// The views `--view` accepts.
+const std::vector<std::string>& screenshot_views();
 
 }  // namespace fusionscope::ui

@@ -1,0 +1,21 @@
+// The runner's iteration ranges: "iteration N", N counting from 0 over warm-up and timed
+// iterations together (kernels/runner.h).
+#pragma once
+
+#include <string_view>
+
+namespace fusionscope::analysis::detail {
+
+// N for a range named "iteration N", or -1 for any other name.
+inline long iteration_number(std::string_view name) {
+  constexpr std::string_view kPrefix = "iteration ";
+  if (name.size() <= kPrefix.size() || name.substr(0, kPrefix.size()) != kPrefix) return -1;
+  long n = 0;
+  for (char c : name.substr(kPrefix.size())) {
+    if (c < '0' || c > '9' || n > 100'000'000) return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+}  // namespace fusionscope::analysis::detail

@@ -1,0 +1,441 @@
+#include "app.h"
+
+#include <algorithm>
+#include <cctype>
+#include <exception>
+#include <stdexcept>
+
+#include "fusionscope/analysis/format.h"
+#include "sample_locator.h"
+#include "views.h"
+
+namespace fusionscope::ui {
+
+namespace fs = std::filesystem;
+
+void show_error(AppState& app, std::string title, std::string message) {
+  app.error.title = std::move(title);
+  app.error.message = std::move(message);
+  app.error.open_requested = true;
+}
+
+bool open_session_file(AppState& app, const fs::path& path, bool is_sample) {
+  try {
+    std::unique_ptr<Session> session = open_session(path);
+    session->is_sample = is_sample;
+    app.session = std::move(session);
+  } catch (const std::exception& e) {
+    show_error(app, "Cannot open session", e.what());
+    return false;
+  }
+  app.runs = {};
+  app.timeline = {};
+  app.stats = {};
+  app.comparison = {};
+  choose_default_runs(app);
+  if (!is_sample) remember(app.recent, fs::absolute(path).string());
+  app.status = "Opened " + path.string();
+  return true;
+}
+
+namespace {
+
+// Runs that are variants of one configuration share their configuration text (or failing that
+// the part of their name before " / ") and whether they replay a CUDA graph.
+std::string configuration_key(const storage::RunInfo& info) {
+  std::string key = info.config_json;
+  if (key.empty()) {
+    const size_t slash = info.name.find(" / ");
+    key = slash == std::string::npos ? info.name : info.name.substr(0, slash);
+  }
+  return key + (info.cuda_graph ? "|graph" : "");
+}
+
+}  // namespace
+
+void choose_default_runs(AppState& app) {
+  const Session& session = *app.session;
+  for (const auto& run : session.runs) {
+    if (run->summary.kernels == 0) continue;
+    app.runs.selected = {run->data.info.id};
+    app.runs.current = run->data.info.id;
+    break;
+  }
+  app.stats.run = app.runs.current;
+  // Comparison: the eager run with the most GPU time per iteration that has other variants,
+  // where fusion has the most to win, against its fastest variant.
+  double best = -1;
+  for (const auto& a : session.runs) {
+    if (a->summary.kernels == 0 || a->data.info.variant != "eager") continue;
+    const LoadedRun* fastest = nullptr;
+    for (const auto& b : session.runs) {
+      if (b.get() == a.get() || b->summary.kernels == 0) continue;
+      if (configuration_key(b->data.info) != configuration_key(a->data.info)) continue;
+      if (!fastest || b->summary.kernel_time_per_iteration_ns() <
+                          fastest->summary.kernel_time_per_iteration_ns())
+        fastest = b.get();
+    }
+    if (fastest && a->summary.kernel_time_per_iteration_ns() > best) {
+      best = a->summary.kernel_time_per_iteration_ns();
+      app.comparison.a = a->data.info.id;
+      app.comparison.b = fastest->data.info.id;
+    }
+  }
+  if (app.comparison.a < 0) {  // no such pair: the first two runs with kernels
+    for (const auto& run : session.runs) {
+      if (run->summary.kernels == 0) continue;
+      if (app.comparison.a < 0)
+        app.comparison.a = run->data.info.id;
+      else if (app.comparison.b < 0)
+        app.comparison.b = run->data.info.id;
+    }
+  }
+}
+
+std::vector<int64_t> resolve_runs(const Session& session, const std::vector<std::string>& names) {
+  std::vector<int64_t> ids;
+  for (const std::string& name : names) {
+    if (name.empty()) continue;
+    int64_t found = -1;
+    if (std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      const int64_t id = std::stoll(name);
+      if (session.find_run(id)) found = id;
+    }
+    for (const auto& run : session.runs)
+      if (found < 0 && run->data.info.name == name) found = run->data.info.id;
+    if (found < 0) {
+      std::vector<int64_t> partial;
+      for (const auto& run : session.runs)
+        if (run->data.info.name.find(name) != std::string::npos)
+          partial.push_back(run->data.info.id);
+      if (partial.size() > 1)
+        throw std::invalid_argument("run \"" + name +
+                                    "\" matches several runs; give its id or full name");
+      if (partial.size() == 1) found = partial.front();
+    }
+    if (found < 0)
+      throw std::invalid_argument("no run \"" + name + "\" in " + session.path.string());
+    ids.push_back(found);
+  }
+  return ids;
+}
+
+void open_sample_session(AppState& app) {
+  const fs::path sample = find_sample_session();
+  if (sample.empty()) {
+    std::string where;
+    for (const fs::path& p : sample_session_candidates()) where += "\n  " + p.string();
+    show_error(app, "No sample session",
+               "The built-in sample session was not found. Looked in:" + where);
+    return;
+  }
+  open_session_file(app, sample, true);
+}
+
+namespace {
+
+void draw_menu_bar(AppState& app) {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open session...", "Ctrl+O"))
+      open_file_browser(
+          app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open",
+          app.session && !app.session->is_sample ? app.session->path.parent_path() : fs::path());
+    if (ImGui::MenuItem("Open the sample session")) open_sample_session(app);
+    if (ImGui::BeginMenu("Recent", !app.recent.paths.empty())) {
+      std::string chosen;
+      for (const std::string& p : app.recent.paths)
+        if (ImGui::MenuItem(p.c_str())) chosen = p;
+      ImGui::Separator();
+      if (ImGui::MenuItem("Clear the list")) clear(app.recent);
+      ImGui::EndMenu();
+      if (!chosen.empty()) {
+        std::error_code ec;
+        if (!fs::exists(chosen, ec)) {
+          forget(app.recent, chosen);
+          show_error(app, "Cannot open session", chosen + " no longer exists.");
+        } else {
+          open_session_file(app, chosen);
+        }
+      }
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Export screenshot..."))
+      open_file_browser(app.file_browser, FileBrowserMode::kSave, "Export screenshot", ".png",
+                        "screenshot", {}, "fusionscope.png");
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) app.quit = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("Timeline", nullptr, app.view == View::kTimeline)) {
+      app.view = View::kTimeline;
+      app.view_requested = true;
+    }
+    if (ImGui::MenuItem("Statistics", nullptr, app.view == View::kStatistics)) {
+      app.view = View::kStatistics;
+      app.view_requested = true;
+    }
+    if (ImGui::MenuItem("Comparison", nullptr, app.view == View::kComparison)) {
+      app.view = View::kComparison;
+      app.view_requested = true;
+    }
+    ImGui::Separator();
+    bool by_kernel = app.timeline.timeline.color_mode == ColorMode::kByKernel;
+    if (ImGui::MenuItem("Colour kernels by name", nullptr, &by_kernel)) {
+      const ColorMode m = by_kernel ? ColorMode::kByKernel : ColorMode::kByOp;
+      app.timeline.timeline.color_mode = m;
+      app.comparison.timeline.color_mode = m;
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Timeline keys")) app.show_keys = true;
+    ImGui::EndMenu();
+  }
+  ImGui::EndMainMenuBar();
+}
+
+void handle_shortcuts(AppState& app) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (!io.KeyCtrl || io.WantTextInput) return;
+  // GLFW key codes are ASCII capitals (see the timeline's keyboard handling).
+  if (ImGui::IsKeyPressed('O', false))
+    open_file_browser(app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open");
+  if (ImGui::IsKeyPressed('Q', false)) app.quit = true;
+}
+
+void draw_session_header(AppState& app) {
+  const Session& s = *app.session;
+  const storage::SessionInfo& info = s.info;
+  ImGui::TextColored(app.theme.accent, "%s",
+                     info.name.empty() ? s.path.filename().c_str() : info.name.c_str());
+  ImGui::SameLine(0, 16 * app.theme.scale);
+  std::string gpu = info.gpu_name.empty() ? "GPU unknown" : info.gpu_name;
+  if (info.cc_major > 0)
+    gpu += "  sm_" + std::to_string(info.cc_major) + std::to_string(info.cc_minor);
+  if (info.sm_count > 0) gpu += ", " + std::to_string(info.sm_count) + " SMs";
+  if (info.mem_bandwidth_gbs > 0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, ", %.0f GB/s", info.mem_bandwidth_gbs);
+    gpu += buf;
+  }
+  ImGui::TextDisabled("%s   %zu runs%s%s", gpu.c_str(), s.runs.size(),
+                      info.host.empty() ? "" : "   host ", info.host.c_str());
+  if (!info.notes.empty()) {
+    ImGui::SameLine(0, 16 * app.theme.scale);
+    ImGui::TextDisabled("(notes)");
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
+      ImGui::TextUnformatted(info.notes.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+  }
+}
+
+void draw_views(AppState& app) {
+  if (!ImGui::BeginTabBar("##views")) return;
+  auto tab = [&](const char* name, View v, void (*draw)(AppState&)) {
+    const ImGuiTabItemFlags flags =
+        app.view_requested && app.view == v ? ImGuiTabItemFlags_SetSelected : 0;
+    if (ImGui::BeginTabItem(name, nullptr, flags)) {
+      if (!app.view_requested) app.view = v;
+      ImGui::Spacing();
+      draw(app);
+      ImGui::EndTabItem();
+    }
+  };
+  tab("Timeline", View::kTimeline, draw_timeline_view);
+  tab("Statistics", View::kStatistics, draw_stats_view);
+  tab("Comparison", View::kComparison, draw_comparison_view);
+  app.view_requested = false;
+  ImGui::EndTabBar();
+}
+
+void draw_welcome(AppState& app) {
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImGui::SetCursorPos(
+      ImVec2(ImGui::GetCursorPosX() + avail.x * 0.35f, ImGui::GetCursorPosY() + avail.y * 0.35f));
+  ImGui::BeginGroup();
+  ImGui::TextColored(app.theme.accent, "fusionscope");
+  ImGui::TextDisabled("Open a session (.fsdb) to see its runs, timelines and comparisons.");
+  ImGui::Spacing();
+  if (ImGui::Button("Open session..."))
+    open_file_browser(app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open");
+  ImGui::SameLine();
+  if (ImGui::Button("Open the sample session")) open_sample_session(app);
+  ImGui::EndGroup();
+}
+
+void draw_status_bar(AppState& app, float height) {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x;
+  draw->AddLine(ImVec2(p.x, p.y), ImVec2(p.x + w, p.y), ImGui::GetColorU32(ImGuiCol_Separator));
+  ImGui::SetCursorScreenPos(ImVec2(p.x, p.y + (height - ImGui::GetTextLineHeight()) * 0.5f));
+  std::string left = app.status;
+  if (left.empty() && app.session) left = app.session->path.string();
+  ImGui::TextDisabled("%s", left.c_str());
+  const std::string gpu = app.gpu.summary();
+  const float tw = ImGui::CalcTextSize(gpu.c_str()).x;
+  const float dot = ImGui::GetTextLineHeight() * 0.5f;
+  ImGui::SameLine(std::max(w - tw - dot * 2.5f, 0.0f));
+  const ImVec2 dp = ImGui::GetCursorScreenPos();
+  draw->AddCircleFilled(
+      ImVec2(dp.x + dot * 0.5f, dp.y + ImGui::GetTextLineHeight() * 0.5f), dot * 0.5f,
+      ImGui::ColorConvertFloat4ToU32(app.gpu.available() ? app.theme.good : app.theme.text_dim));
+  ImGui::SetCursorScreenPos(ImVec2(dp.x + dot * 1.6f, dp.y));
+  ImGui::TextUnformatted(gpu.c_str());
+}
+
+void draw_popups(AppState& app) {
+  fs::path chosen;
+  if (draw_file_browser(app.file_browser, chosen)) {
+    if (app.file_browser.purpose == "open") open_session_file(app, chosen);
+    if (app.file_browser.purpose == "screenshot") app.pending_screenshot = chosen.string();
+  }
+  if (app.error.open_requested) {
+    ImGui::OpenPopup("###error");
+    app.error.open_requested = false;
+  }
+  const std::string title = app.error.title + "###error";
+  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 34, 0), ImGuiCond_Appearing);
+  if (ImGui::BeginPopupModal(title.c_str(), nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(app.error.message.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::Spacing();
+    if (ImGui::Button("OK", ImVec2(ImGui::GetFontSize() * 7, 0)) ||
+        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)) ||
+        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+      ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+  }
+  if (app.show_keys) {
+    ImGui::OpenPopup("Timeline keys");
+    app.show_keys = false;
+  }
+  if (ImGui::BeginPopupModal("Timeline keys", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    const char* rows[][2] = {
+        {"Mouse wheel, W / S", "zoom in / out at the cursor"},
+        {"Drag, A / D", "pan"},
+        {"Ctrl or Shift + wheel", "scroll the rows"},
+        {"Click", "select (a merged block zooms in)"},
+        {"Double-click", "zoom to the item; on empty space, fit"},
+        {"Shift-drag or right-drag", "measure a time range"},
+        {"F", "fit the selection, or everything"},
+        {"Esc", "clear the selection and the range"},
+    };
+    if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_RowBg)) {
+      for (auto& r : rows) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::TextColored(app.theme.accent, "%s", r[0]);
+        ImGui::TableSetColumnIndex(1);
+        ImGui::TextUnformatted(r[1]);
+      }
+      ImGui::EndTable();
+    }
+    if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+  }
+}
+
+// What a table row cannot say: why runs failed or have no complete trace, and the session's notes.
+void draw_run_notes(AppState& app) {
+  ImGui::Spacing();
+  for (const auto& run : app.session->runs) {
+    const storage::RunInfo& info = run->data.info;
+    const std::string why = !run->error.empty()   ? "could not be loaded: " + run->error
+                            : !info.error.empty() ? info.error
+                                                  : info.trace_status;
+    if (why.empty()) continue;
+    ImGui::TextColored(info.status == storage::RunStatus::kFailed || !run->error.empty()
+                           ? app.theme.bad
+                           : app.theme.text_dim,
+                       "%s", run_label(info).c_str());
+    ImGui::SameLine();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(why.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  if (!app.session->info.notes.empty()) {
+    ImGui::Spacing();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", app.session->info.notes.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
+// One panel alone, filling the window.
+void draw_solo(AppState& app) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->Pos);
+  ImGui::SetNextWindowSize(vp->Size);
+  ImGui::Begin("##solo", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+  if (app.session) {
+    switch (app.solo) {
+      case Panel::kRuns: {
+        draw_session_header(app);
+        const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+        draw_runs_panel(app, row_h * static_cast<float>(app.session->runs.size() + 1) + 4);
+        draw_run_notes(app);
+        break;
+      }
+      case Panel::kTimeline:
+        draw_timeline_view(app);
+        break;
+      case Panel::kStatistics:
+        draw_stats_view(app);
+        break;
+      case Panel::kComparison:
+        draw_comparison_view(app);
+        break;
+      case Panel::kAll:
+        break;
+    }
+  }
+  ImGui::End();
+}
+
+}  // namespace
+
+void draw_app(AppState& app) {
+  if (app.solo != Panel::kAll) {
+    draw_solo(app);
+    draw_popups(app);
+    return;
+  }
+  handle_shortcuts(app);
+  draw_menu_bar(app);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  ImGui::Begin("##main", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                   ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  const float status_h = ImGui::GetFrameHeight();
+  ImGui::BeginChild("##content", ImVec2(0, -status_h - ImGui::GetStyle().ItemSpacing.y), false);
+  if (app.session) {
+    draw_session_header(app);
+    // Up to eight runs without scrolling: rows are a text line plus the cell padding.
+    const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+    const size_t rows = std::clamp<size_t>(app.session->runs.size(), 2, 8);
+    draw_runs_panel(app, row_h * static_cast<float>(rows + 1) + 4);
+    ImGui::Spacing();
+    draw_views(app);
+  } else {
+    draw_welcome(app);
+  }
+  ImGui::EndChild();
+  draw_status_bar(app, status_h);
+  ImGui::End();
+  draw_popups(app);
+}
+
+}  // namespace fusionscope::ui

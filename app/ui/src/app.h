@@ -1,0 +1,32 @@
+// The application's frame: menu, session header, runs, the views, status bar and popups.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "app_state.h"
+
+namespace fusionscope::ui {
+
+// Draws one frame of the whole app (or of app.solo alone).
+void draw_app(AppState& app);
+
+// Opens a session, replacing the current one. On failure the current one stays and an error
+// popup says why; returns whether the new session is open.
+bool open_session_file(AppState& app, const std::filesystem::path& path, bool is_sample = false);
+
+// Opens the built-in sample session, or says where it was looked for.
+void open_sample_session(AppState& app);
+
+// Picks what the views show for a freshly opened session: the first run with kernels on the
+// timeline, and a pair of variants of one configuration to compare.
+void choose_default_runs(AppState& app);
+
+void show_error(AppState& app, std::string title, std::string message);
+
+// Resolves run names or ids ("3", "geglu-8192x768x3072 / eager", or a unique part of a name) to
+// ids; throws std::invalid_argument naming the run that matches nothing or several.
+std::vector<int64_t> resolve_runs(const Session& session, const std::vector<std::string>& names);
+
+}  // namespace fusionscope::ui

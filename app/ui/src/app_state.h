@@ -1,0 +1,96 @@
+// Everything the app shows and remembers between frames, in one place: the open session, the
+// state of each view, popups. Passed explicitly to every panel function; there are no globals.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "file_browser.h"
+#include "fusionscope/analysis/compare.h"
+#include "fusionscope/analysis/stats.h"
+#include "gpu_info.h"
+#include "recent_files.h"
+#include "session.h"
+#include "theme.h"
+#include "timeline.h"
+
+namespace fusionscope::ui {
+
+enum class View { kTimeline, kStatistics, kComparison };
+
+// What fills the window: everything, or one panel alone (headless screenshots of one view).
+enum class Panel { kAll, kRuns, kTimeline, kStatistics, kComparison };
+
+struct RunsPanelState {
+  std::vector<int64_t> selected;  // run ids shown on the timeline, in table order
+  int64_t current = -1;           // the last one clicked
+};
+
+// A kernel to select and bring into view once its run is on the timeline.
+struct FocusRequest {
+  bool pending = false;
+  int64_t run = -1;
+  uint32_t kernel = 0;
+};
+
+struct TimelineViewState {
+  TimelineState timeline;
+  FocusRequest focus;
+  analysis::Alignment alignment = analysis::Alignment::kRunStart;
+  std::vector<int64_t> shown;  // the runs drawn last frame; a change refits the view
+};
+
+struct StatsViewState {
+  int64_t run = -1;
+  bool timed_only = true;  // leave out warm-up iterations when the run tells them apart
+  int64_t computed_for = -2;
+  bool computed_timed_only = true;
+  std::vector<analysis::KernelStat> kernels;
+  std::vector<analysis::KernelStat> ops;
+};
+
+struct ComparisonViewState {
+  int64_t a = -1, b = -1;
+  analysis::Alignment alignment = analysis::Alignment::kIteration;
+  int iteration = 0;
+  TimelineState timeline;
+  std::optional<analysis::RunComparison> result;
+  int64_t result_a = -1, result_b = -1;
+  analysis::Alignment shown_alignment = analysis::Alignment::kRunStart;
+  int shown_iteration = -1;
+};
+
+struct ErrorPopupState {
+  bool open_requested = false;
+  std::string title;
+  std::string message;
+};
+
+struct AppState {
+  Theme theme;
+  std::string font_file;  // "" = ImGui's built-in font
+  std::unique_ptr<Session> session;
+  GpuStatus gpu;
+  RecentFiles recent;
+  FileBrowserState file_browser;
+  ErrorPopupState error;
+  bool show_keys = false;
+
+  RunsPanelState runs;
+  TimelineViewState timeline;
+  StatsViewState stats;
+  ComparisonViewState comparison;
+
+  View view = View::kTimeline;
+  bool view_requested = false;  // select `view`'s tab on the next frame
+  Panel solo = Panel::kAll;
+
+  std::string status;              // last action's message, shown in the status bar
+  std::string pending_screenshot;  // the window goes to this PNG after the next frame
+  bool quit = false;
+};
+
+}  // namespace fusionscope::ui

@@ -1,0 +1,269 @@
+#include <algorithm>
+#include <cmath>
+
+#include "fusionscope/analysis/demangle.h"
+#include "fusionscope/analysis/format.h"
+#include "views.h"
+
+namespace fusionscope::ui {
+
+namespace {
+
+using analysis::format_count;
+using analysis::format_duration;
+
+bool run_combo(const char* id, const Session& session, int64_t& run_id, float width) {
+  const LoadedRun* current = session.find_run(run_id);
+  bool changed = false;
+  ImGui::SetNextItemWidth(width);
+  if (ImGui::BeginCombo(id, current ? run_label(current->data.info).c_str() : "(pick a run)")) {
+    for (const auto& run : session.runs) {
+      if (run->summary.kernels == 0) continue;
+      const bool is = run->data.info.id == run_id;
+      if (ImGui::Selectable(run_label(run->data.info).c_str(), is)) {
+        run_id = run->data.info.id;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+void draw_controls(AppState& app, ComparisonViewState& s) {
+  const float w = ImGui::GetFontSize() * 21;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("A");
+  ImGui::SameLine();
+  run_combo("##a", *app.session, s.a, w);
+  ImGui::SameLine();
+  if (ImGui::Button("Swap")) std::swap(s.a, s.b);
+  ImGui::SameLine();
+  ImGui::TextDisabled("B");
+  ImGui::SameLine();
+  run_combo("##b", *app.session, s.b, w);
+  ImGui::SameLine(0, 24 * app.theme.scale);
+  ImGui::TextDisabled("Align at");
+  ImGui::SameLine();
+  const char* names[] = {"run start", "first kernel", "iteration"};
+  int align = static_cast<int>(s.alignment);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  if (ImGui::Combo("##align", &align, names, 3))
+    s.alignment = static_cast<analysis::Alignment>(align);
+  if (s.alignment == analysis::Alignment::kIteration) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+    ImGui::InputInt("##iteration", &s.iteration);
+    s.iteration = std::max(s.iteration, 0);
+  }
+}
+
+std::string speedup_text(const std::optional<double>& x) {
+  if (!x) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", *x);
+  return buf;
+}
+
+void speedup_cell(const std::optional<double>& x, const Theme& theme) {
+  if (!x) {
+    ImGui::TextDisabled("-");
+    return;
+  }
+  const ImVec4 c = *x > 1.005 ? theme.good : (*x < 0.995 ? theme.bad : theme.text_dim);
+  ImGui::TextColored(c, "%s", speedup_text(x).c_str());
+}
+
+std::optional<double> ratio(double a, double b) {
+  if (!(b > 0)) return std::nullopt;
+  return a / b;
+}
+
+void totals_table(const analysis::RunComparison& c, const Theme& theme) {
+  // As tall as its rows; the pane around it scrolls if the window is too short.
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("##totals", 4, flags)) return;
+  ImGui::TableSetupColumn("Per iteration", ImGuiTableColumnFlags_WidthStretch, 1.6f);
+  ImGui::TableSetupColumn("A", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("B", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("A / B", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+  ImGui::TableHeadersRow();
+  auto row = [&](const char* name, const std::string& a, const std::string& b,
+                 const std::optional<double>& x) {
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::TextUnformatted(name);
+    ImGui::TableSetColumnIndex(1);
+    ImGui::TextUnformatted(a.c_str());
+    ImGui::TableSetColumnIndex(2);
+    ImGui::TextUnformatted(b.c_str());
+    ImGui::TableSetColumnIndex(3);
+    speedup_cell(x, theme);
+  };
+  auto per_it = [](double v, int it) { return it > 0 ? v / it : v; };
+  row("GPU kernel time", format_duration(c.a.kernel_time_per_iteration_ns()),
+      format_duration(c.b.kernel_time_per_iteration_ns()), c.kernel_time_speedup);
+  row("Wall time", format_duration(c.a.wall_per_iteration_ns()),
+      format_duration(c.b.wall_per_iteration_ns()), c.wall_speedup);
+  const double ga = per_it(static_cast<double>(c.a.gpu_busy_ns), c.a.iterations);
+  const double gb = per_it(static_cast<double>(c.b.gpu_busy_ns), c.b.iterations);
+  row("GPU busy", format_duration(ga), format_duration(gb), ratio(ga, gb));
+  char ka[32], kb[32];
+  std::snprintf(ka, sizeof ka, "%.1f", c.a.kernels_per_iteration());
+  std::snprintf(kb, sizeof kb, "%.1f", c.b.kernels_per_iteration());
+  row("Kernels", ka, kb, ratio(c.a.kernels_per_iteration(), c.b.kernels_per_iteration()));
+  const double la = per_it(static_cast<double>(c.a.timed_launches), c.a.iterations);
+  const double lb = per_it(static_cast<double>(c.b.timed_launches), c.b.iterations);
+  std::snprintf(ka, sizeof ka, "%.1f", la);
+  std::snprintf(kb, sizeof kb, "%.1f", lb);
+  row("Launches", ka, kb, ratio(la, lb));
+  row("Iterations", std::to_string(c.a.iterations), std::to_string(c.b.iterations), std::nullopt);
+  ImGui::EndTable();
+}
+
+// Kernels of one side of an op, one per line with count and time per iteration.
+void kernel_list(const std::vector<analysis::KernelGroup>& kernels, int iterations) {
+  if (kernels.empty()) {
+    ImGui::TextDisabled("-");
+    return;
+  }
+  for (const analysis::KernelGroup& k : kernels) {
+    const double t = iterations > 0 ? static_cast<double>(k.total_ns) / iterations
+                                    : static_cast<double>(k.total_ns);
+    const double n =
+        iterations > 0 ? static_cast<double>(k.count) / iterations : static_cast<double>(k.count);
+    // Time first: long kernel names are cut by the column, their time should not be.
+    const std::string count =
+        n == 1.0 ? "" : "  x" + std::to_string(static_cast<int>(std::lround(n)));
+    ImGui::TextDisabled("%8s%s", format_duration(t).c_str(), count.c_str());
+    ImGui::SameLine();
+    ImGui::TextUnformatted(analysis::short_name(k.name).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", analysis::demangle(k.name).c_str());
+  }
+}
+
+void ops_table(const analysis::RunComparison& c, const Theme& theme) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersInnerH |
+                                ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("##ops", 6, flags)) return;
+  ImGui::TableSetupColumn("Op", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("In", ImGuiTableColumnFlags_WidthStretch, 0.6f);
+  ImGui::TableSetupColumn("Kernels in A", ImGuiTableColumnFlags_WidthStretch, 2.6f);
+  ImGui::TableSetupColumn("Kernels in B", ImGuiTableColumnFlags_WidthStretch, 2.6f);
+  ImGui::TableSetupColumn("A / iter", ImGuiTableColumnFlags_WidthStretch, 0.9f);
+  ImGui::TableSetupColumn("B / iter", ImGuiTableColumnFlags_WidthStretch, 0.9f);
+  ImGui::TableHeadersRow();
+  auto per_it = [](int64_t v, int it) {
+    return it > 0 ? static_cast<double>(v) / it : static_cast<double>(v);
+  };
+  for (const analysis::OpDiff& d : c.ops) {
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    const ImU32 swatch = color_for_name(d.op);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float sz = ImGui::GetTextLineHeight() * 0.7f,
+                off = (ImGui::GetTextLineHeight() - sz) * 0.5f;
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + off),
+                                              ImVec2(p.x + sz, p.y + off + sz), swatch, 2.0f);
+    ImGui::Dummy(ImVec2(sz, sz));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(d.op.empty() ? "(no op)" : d.op.c_str());
+    ImGui::TableSetColumnIndex(1);
+    switch (d.presence) {
+      case analysis::Presence::kBoth:
+        ImGui::TextDisabled("both");
+        break;
+      case analysis::Presence::kOnlyA:
+        ImGui::TextColored(theme.bad, "only A");
+        break;
+      case analysis::Presence::kOnlyB:
+        ImGui::TextColored(theme.good, "only B");
+        break;
+    }
+    ImGui::TableSetColumnIndex(2);
+    kernel_list(d.a, c.a.iterations);
+    ImGui::TableSetColumnIndex(3);
+    kernel_list(d.b, c.b.iterations);
+    ImGui::TableSetColumnIndex(4);
+    if (d.a_count)
+      ImGui::TextUnformatted(format_duration(per_it(d.a_total_ns, c.a.iterations)).c_str());
+    else
+      ImGui::TextDisabled("-");
+    ImGui::TableSetColumnIndex(5);
+    if (d.b_count)
+      ImGui::TextUnformatted(format_duration(per_it(d.b_total_ns, c.b.iterations)).c_str());
+    else
+      ImGui::TextDisabled("-");
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+void draw_comparison_view(AppState& app) {
+  ComparisonViewState& s = app.comparison;
+  const Session& session = *app.session;
+  draw_controls(app, s);
+  const LoadedRun* a = session.find_run(s.a);
+  const LoadedRun* b = session.find_run(s.b);
+  if (!a || !b) {
+    ImGui::Spacing();
+    ImGui::TextDisabled(
+        "Pick two runs with kernels, typically the unfused and a fused variant of one "
+        "configuration.");
+    return;
+  }
+  if (!s.result || s.result_a != s.a || s.result_b != s.b) {
+    s.result = analysis::compare_runs(a->data, b->data);
+    s.result_a = s.a;
+    s.result_b = s.b;
+    s.timeline.fit_pending = true;
+    s.timeline.selected = {};
+  }
+  if (s.shown_alignment != s.alignment || s.shown_iteration != s.iteration) {
+    s.timeline.fit_pending = true;
+    s.shown_alignment = s.alignment;
+    s.shown_iteration = s.iteration;
+  }
+  const TimelineRun runs[2] = {
+      {a, analysis::alignment_origin(a->data, s.alignment, s.iteration),
+       "A   " + run_label(a->data.info)},
+      {b, analysis::alignment_origin(b->data, s.alignment, s.iteration),
+       "B   " + run_label(b->data.info)},
+  };
+  if (s.timeline.fit_pending && s.alignment == analysis::Alignment::kIteration) {
+    // Show a few iterations from the aligned one rather than the whole runs.
+    const double per_it =
+        std::max(a->summary.wall_per_iteration_ns(), b->summary.wall_per_iteration_ns());
+    const double first = std::max(a->summary.kernel_time_per_iteration_ns(),
+                                  b->summary.kernel_time_per_iteration_ns());
+    const double span = std::max(per_it, first) * 3.0;
+    if (span > 0) {
+      zoom_to(s.timeline, 0, span, 0.03);
+      s.timeline.fit_pending = false;
+    }
+  }
+
+  const float avail_y = ImGui::GetContentRegionAvail().y;
+  const float timeline_h =
+      std::clamp(timeline_height(runs, app.theme) + app.theme.row_height * 0.5f,
+                 app.theme.row_height * 6, avail_y * 0.6f);
+  draw_timeline("comparison", s.timeline, runs, app.theme,
+                ImVec2(ImGui::GetContentRegionAvail().x, timeline_h));
+  const float rest = ImGui::GetContentRegionAvail().y;
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float totals_w = std::round(w * 0.34f);
+  ImGui::BeginChild("##totals_pane", ImVec2(totals_w, rest), false);
+  ImGui::TextUnformatted("Totals");
+  totals_table(*s.result, app.theme);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("##ops_pane", ImVec2(0, rest), false);
+  ImGui::TextUnformatted("Which kernels each op became");
+  ops_table(*s.result, app.theme);
+  ImGui::EndChild();
+}
+
+}  // namespace fusionscope::ui

@@ -1,0 +1,131 @@
+#include <algorithm>
+
+#include "fusionscope/analysis/format.h"
+#include "views.h"
+
+namespace fusionscope::ui {
+
+std::string run_label(const storage::RunInfo& info) {
+  return info.name.empty() ? "#" + std::to_string(info.id) : info.name;
+}
+
+namespace {
+
+ImVec4 status_color(const LoadedRun& run, const Theme& theme) {
+  if (!run.error.empty()) return theme.bad;
+  switch (run.data.info.status) {
+    case storage::RunStatus::kOk:
+      return theme.good;
+    case storage::RunStatus::kFailed:
+      return theme.bad;
+    default:
+      return theme.text_dim;
+  }
+}
+
+void click_run(RunsPanelState& s, const Session& session, int64_t id) {
+  const ImGuiIO& io = ImGui::GetIO();
+  auto& sel = s.selected;
+  if (io.KeyCtrl) {
+    auto it = std::find(sel.begin(), sel.end(), id);
+    if (it != sel.end() && sel.size() > 1)
+      sel.erase(it);
+    else if (it == sel.end())
+      sel.push_back(id);
+  } else if (io.KeyShift && s.current >= 0) {
+    int a = session.index_of(s.current), b = session.index_of(id);
+    if (a > b) std::swap(a, b);
+    sel.clear();
+    for (int i = a; i <= b; ++i) sel.push_back(session.runs[static_cast<size_t>(i)]->data.info.id);
+  } else {
+    sel = {id};
+  }
+  // Keep table order so the timeline lists runs as the table does.
+  std::sort(sel.begin(), sel.end(),
+            [&](int64_t x, int64_t y) { return session.index_of(x) < session.index_of(y); });
+  s.current = id;
+}
+
+}  // namespace
+
+void draw_runs_panel(AppState& app, float height) {
+  const Session& session = *app.session;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("##runs", 8, flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("Run", ImGuiTableColumnFlags_WidthStretch, 3.2f);
+  ImGui::TableSetupColumn("Kind", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+  ImGui::TableSetupColumn("Variant", ImGuiTableColumnFlags_WidthStretch, 1.3f);
+  ImGui::TableSetupColumn("Dtype", ImGuiTableColumnFlags_WidthStretch, 0.6f);
+  ImGui::TableSetupColumn("Iterations", ImGuiTableColumnFlags_WidthStretch, 0.9f);
+  ImGui::TableSetupColumn("Status", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+  ImGui::TableSetupColumn("Kernels", ImGuiTableColumnFlags_WidthStretch, 0.9f);
+  ImGui::TableSetupColumn("GPU time / iter", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+  ImGui::TableHeadersRow();
+  for (const auto& run_ptr : session.runs) {
+    const LoadedRun& run = *run_ptr;
+    const storage::RunInfo& info = run.data.info;
+    ImGui::PushID(static_cast<int>(info.id));
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    const bool selected = std::find(app.runs.selected.begin(), app.runs.selected.end(), info.id) !=
+                          app.runs.selected.end();
+    if (ImGui::Selectable(run_label(info).c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
+      click_run(app.runs, session, info.id);
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::Text("Run #%lld, created %s", static_cast<long long>(info.id),
+                  info.created_utc.c_str());
+      ImGui::Text("%s kernels, %s launches, %s API calls, %s ranges",
+                  analysis::format_count(run.summary.kernels).c_str(),
+                  analysis::format_count(run.summary.launches).c_str(),
+                  analysis::format_count(run.summary.api_calls).c_str(),
+                  analysis::format_count(run.summary.ranges).c_str());
+      ImGui::Text(
+          "GPU kernel time %s in all, wall %s%s",
+          analysis::format_duration(static_cast<double>(run.summary.kernel_time_ns)).c_str(),
+          analysis::format_duration(static_cast<double>(run.summary.wall_ns)).c_str(),
+          run.summary.wall_is_span ? " (trace span)" : "");
+      if (!info.error.empty()) ImGui::TextColored(app.theme.bad, "%s", info.error.c_str());
+      if (!run.error.empty())
+        ImGui::TextColored(app.theme.bad, "Could not load: %s", run.error.c_str());
+      if (!info.trace_status.empty()) ImGui::TextDisabled("%s", info.trace_status.c_str());
+      if (info.dropped_records > 0)
+        ImGui::TextColored(app.theme.bad, "%s records dropped by the tracer",
+                           analysis::format_count(info.dropped_records).c_str());
+      ImGui::EndTooltip();
+    }
+    ImGui::TableSetColumnIndex(1);
+    ImGui::TextUnformatted(info.kind.c_str());
+    ImGui::TableSetColumnIndex(2);
+    ImGui::TextUnformatted(info.variant.c_str());
+    ImGui::TableSetColumnIndex(3);
+    ImGui::TextUnformatted(info.dtype.c_str());
+    ImGui::TableSetColumnIndex(4);
+    if (info.iterations > 0)
+      ImGui::Text("%d + %d warmup", info.iterations, info.warmup);
+    else
+      ImGui::TextDisabled("-");
+    ImGui::TableSetColumnIndex(5);
+    const std::string status =
+        run.error.empty() ? std::string(storage::to_string(info.status)) : "unreadable";
+    ImGui::TextColored(status_color(run, app.theme), "%s", status.c_str());
+    ImGui::TableSetColumnIndex(6);
+    if (run.summary.kernels > 0)
+      ImGui::TextUnformatted(analysis::format_count(run.summary.kernels).c_str());
+    else
+      ImGui::TextDisabled("-");
+    ImGui::TableSetColumnIndex(7);
+    if (run.summary.kernels > 0)
+      ImGui::TextUnformatted(
+          analysis::format_duration(run.summary.kernel_time_per_iteration_ns()).c_str());
+    else
+      ImGui::TextDisabled("-");
+    ImGui::PopID();
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace fusionscope::ui

@@ -1,0 +1,169 @@
+#include <cfloat>
+#include <cstdio>
+#include <exception>
+#include <memory>
+
+#include <GL/gl.h>
+#include <imgui.h>
+#include <imgui_impl_opengl3.h>
+
+#include "app.h"
+#include "gl_capture.h"
+#include "platform.h"
+#include "sample_locator.h"
+#include "ui/gui_main.h"
+
+namespace fusionscope::ui {
+
+const std::vector<std::string>& screenshot_views() {
+  static const std::vector<std::string> views = {"timeline", "comparison", "stats", "runs"};
+  return views;
+}
+
+namespace {
+
+Panel panel_of(const std::string& view) {
+  if (view == "timeline") return Panel::kTimeline;
+  if (view == "comparison") return Panel::kComparison;
+  if (view == "stats") return Panel::kStatistics;
+  if (view == "runs") return Panel::kRuns;
+  return Panel::kAll;
+}
+
+// Points the views at the runs named on the command line.
+void select_runs(AppState& app, const std::vector<int64_t>& ids) {
+  if (ids.empty()) return;
+  app.runs.selected = ids;
+  app.runs.current = ids.front();
+  app.stats.run = ids.front();
+  app.comparison.a = ids.front();
+  if (ids.size() > 1) app.comparison.b = ids[1];
+}
+
+// Asks the timeline to select the first timed kernel of its first run whose short name
+// contains `text`.
+bool select_kernel(AppState& app, const std::string& text) {
+  if (app.runs.selected.empty()) return false;
+  const LoadedRun* run = app.session->find_run(app.runs.selected.front());
+  if (!run) return false;
+  const std::vector<bool> timed = analysis::timed_kernel_mask(run->data);
+  int64_t best_start = 0;
+  bool found = false;
+  for (uint32_t i = 0; i < run->data.kernels.size(); ++i) {
+    const storage::KernelRecord& k = run->data.kernels[i];
+    if ((!timed.empty() && !timed[i]) ||
+        run->names.short_name(k.name).find(text) == std::string::npos)
+      continue;
+    if (!found || k.start_ns < best_start) {
+      app.timeline.focus = {true, run->data.info.id, i};
+      best_start = k.start_ns;
+      found = true;
+    }
+  }
+  return found;
+}
+
+void render_frame(AppState& app, const OffscreenTarget& target, int width, int height) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+  io.DisplayFramebufferScale = ImVec2(1, 1);
+  io.DeltaTime = 1.0f / 60.0f;
+  io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no hover effects in a screenshot
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui::NewFrame();
+  draw_app(app);
+  ImGui::Render();
+  target.bind();
+  glViewport(0, 0, width, height);
+  glClearColor(0.105f, 0.113f, 0.129f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+}  // namespace
+
+int run_screenshot(const ScreenshotOptions& o) {
+  const Panel panel = panel_of(o.view);
+  if (!o.view.empty() && panel == Panel::kAll) {
+    std::fprintf(
+        stderr,
+        "fusionscope screenshot: unknown view \"%s\" (timeline, comparison, stats or runs)\n",
+        o.view.c_str());
+    return 2;
+  }
+  if (o.width < 64 || o.height < 64 || o.width > 8192 || o.height > 8192) {
+    std::fprintf(stderr, "fusionscope screenshot: size %dx%d is outside 64x64 to 8192x8192\n",
+                 o.width, o.height);
+    return 2;
+  }
+  std::string path = o.session_path;
+  if (path.empty()) {
+    path = find_sample_session().string();
+    if (path.empty()) {
+      std::fprintf(
+          stderr,
+          "fusionscope screenshot: no session given and the sample session was not found\n");
+      return 1;
+    }
+  }
+
+  // The session first: a bad file or run name is an error even without a display.
+  std::unique_ptr<Session> session;
+  std::vector<int64_t> runs;
+  try {
+    session = open_session(path);
+    runs = resolve_runs(*session, o.runs);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusionscope screenshot: %s\n", e.what());
+    return 1;
+  }
+
+  Platform p;
+  std::string error;
+  WindowSpec spec;
+  spec.width = 64;  // the image is rendered offscreen at its own size
+  spec.height = 64;
+  spec.visible = false;
+  spec.input = false;
+  spec.scale = o.scale;
+  if (!open_platform(p, spec, &error)) {
+    std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
+    return 1;
+  }
+  int code = 0;
+  {
+    OffscreenTarget target;
+    AppState app;
+    app.theme = make_theme(p.scale);
+    app.font_file = p.font_file;
+    app.gpu = query_gpus();
+    app.solo = panel;
+    app.session = std::move(session);
+    choose_default_runs(app);
+    select_runs(app, runs);
+    if (!o.select.empty() && !select_kernel(app, o.select)) {
+      std::fprintf(stderr, "fusionscope screenshot: no kernel named like \"%s\" in the first run\n",
+                   o.select.c_str());
+      code = 1;
+    }
+    if (code == 0 && !target.create(o.width, o.height, &error)) {
+      std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
+      code = 1;
+    }
+    if (code == 0) {
+      if (panel == Panel::kComparison) app.view = View::kComparison;
+      if (panel == Panel::kStatistics) app.view = View::kStatistics;
+      for (int i = 0; i < std::max(o.frames, 2); ++i) render_frame(app, target, o.width, o.height);
+      const Image image = read_pixels(0, 0, o.width, o.height, o.width, o.height);
+      target.unbind();
+      if (!write_png(o.out_path, image, &error)) {
+        std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
+        code = 1;
+      }
+    }
+  }
+  close_platform(p);
+  return code;
+}
+
+}  // namespace fusionscope::ui

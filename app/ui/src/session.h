@@ -1,0 +1,54 @@
+// An open session as the views use it: its description, its runs, and for each run the loaded
+// records with what analysis derives from them (lane indexes, summary, statistics, names).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fusionscope/analysis/run_index.h"
+#include "fusionscope/analysis/stats.h"
+#include "fusionscope/storage/session_store.h"
+
+namespace fusionscope::ui {
+
+// Display names of a run's strings, computed once: demangled and short forms.
+struct NameCache {
+  std::vector<std::string> full;    // demangled, by StringId
+  std::vector<std::string> short_;  // short_name(), by StringId
+  const std::string& full_name(storage::StringId id) const;
+  const std::string& short_name(storage::StringId id) const;
+};
+
+struct LoadedRun {
+  storage::RunData data;
+  analysis::RunIndex index;
+  analysis::RunSummary summary;
+  NameCache names;
+  std::vector<std::pair<uint32_t, uint32_t>> metrics_by_correlation;  // (id, index), sorted
+  std::string error;  // why the run's records could not be loaded (data is then empty)
+
+  // The kernel metrics recorded for one launch.
+  std::vector<const storage::KernelMetricRecord*> metrics_for(uint32_t correlation_id) const;
+};
+
+struct Session {
+  std::filesystem::path path;
+  bool is_sample = false;
+  storage::SessionInfo info;
+  std::vector<std::unique_ptr<LoadedRun>> runs;  // in the store's order (by id)
+
+  const LoadedRun* find_run(int64_t id) const;
+  int index_of(int64_t id) const;  // -1 if absent
+};
+
+// Derives everything a run needs from its records.
+std::unique_ptr<LoadedRun> prepare_run(storage::RunData data);
+
+// Opens a session file read-only and loads every run. Throws storage::StoreError for a file that
+// is not a readable session; a run whose records fail to load keeps its error and stays listed.
+std::unique_ptr<Session> open_session(const std::filesystem::path& path);
+
+}  // namespace fusionscope::ui

@@ -1,0 +1,81 @@
+// The timeline, modelled on Tracy's and Perfetto's: per run, CPU thread rows (NVTX and framework
+// ranges nested by depth, then CUDA API calls) above GPU stream rows (kernels, memcpy, memset).
+// Mouse wheel zooms at the cursor, dragging pans, W/S zoom and A/D pan, double-click zooms to an
+// item, shift-drag or right-drag measures a range, F fits. Several runs share one time axis, each
+// shifted so that its own origin is at 0.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "fusionscope/analysis/lod.h"
+#include "session.h"
+#include "theme.h"
+
+namespace fusionscope::ui {
+
+enum class ItemKind : uint8_t { kNone, kKernel, kMemop, kApiCall, kRange };
+
+// One record of one of the drawn runs.
+struct ItemRef {
+  int run = -1;  // index into the TimelineRun span
+  ItemKind kind = ItemKind::kNone;
+  uint32_t index = 0;  // into RunData::kernels, memops, api_calls or ranges
+  bool valid() const { return run >= 0 && kind != ItemKind::kNone; }
+  friend bool operator==(const ItemRef&, const ItemRef&) = default;
+};
+
+enum class ColorMode { kByOp, kByKernel };
+
+struct TimelineRun {
+  const LoadedRun* run = nullptr;
+  int64_t origin_ns = 0;  // the run's time drawn at 0 on the axis
+  std::string label;
+};
+
+enum class TimelineDrag { kNone, kPan, kRange };
+
+struct TimelineState {
+  double view_begin = 0;  // visible window on the axis, ns
+  double view_end = 1;
+  bool fit_pending = true;  // fit the view to the runs on the next frame
+  ColorMode color_mode = ColorMode::kByOp;
+  ItemRef selected;
+  ItemRef hovered;  // this frame's
+  // Measured range (shift-drag or right-drag).
+  bool has_range = false;
+  double range_a = 0, range_b = 0;
+  // Mouse drag in progress.
+  TimelineDrag drag = TimelineDrag::kNone;
+  int drag_button = 0;
+  bool drag_on_ruler = false;
+  bool drag_moved = false;
+  ImVec2 drag_start;
+  double drag_view_begin = 0, drag_view_end = 0;
+  float drag_scroll_y = 0;
+  // Where the canvas was last frame (for keyboard zoom at the cursor).
+  float canvas_x0 = 0, canvas_x1 = 0;
+  std::vector<analysis::LodBox> boxes;  // scratch reused by every row, every frame
+};
+
+// Draws the ruler and the rows of `runs` in a region of `size` and handles input.
+void draw_timeline(const char* id, TimelineState& state, std::span<const TimelineRun> runs,
+                   const Theme& theme, ImVec2 size);
+
+// The height that shows every row of `runs` and the ruler without scrolling.
+float timeline_height(std::span<const TimelineRun> runs, const Theme& theme);
+
+// The axis extent covering every run, shifted by its origin; {0, 1} with nothing to show.
+void runs_extent(std::span<const TimelineRun> runs, double& begin, double& end);
+void fit_view(TimelineState& state, std::span<const TimelineRun> runs);
+// Shows [begin, end) with a margin of `margin` of the width on each side.
+void zoom_to(TimelineState& state, double begin, double end, double margin = 0.08);
+
+// The time extent and name of an item (kind-specific), for zooming, tooltips and details.
+bool item_extent(const storage::RunData& run, const ItemRef& item, int64_t& start, int64_t& end);
+
+}  // namespace fusionscope::ui

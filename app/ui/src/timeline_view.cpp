@@ -1,0 +1,101 @@
+#include <algorithm>
+
+#include "fusionscope/analysis/format.h"
+#include "item_details.h"
+#include "views.h"
+
+namespace fusionscope::ui {
+
+namespace {
+
+std::string run_caption(const LoadedRun& run) {
+  std::string s = run_label(run.data.info);
+  if (run.summary.kernels > 0)
+    s += "   " + analysis::format_count(run.summary.kernels) + " kernels, " +
+         analysis::format_duration(run.summary.kernel_time_per_iteration_ns()) +
+         " GPU per iteration";
+  return s;
+}
+
+void draw_toolbar(TimelineViewState& s, const Theme& theme) {
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("Colour by");
+  ImGui::SameLine();
+  int mode = s.timeline.color_mode == ColorMode::kByOp ? 0 : 1;
+  ImGui::RadioButton("op", &mode, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("kernel", &mode, 1);
+  s.timeline.color_mode = mode == 0 ? ColorMode::kByOp : ColorMode::kByKernel;
+  ImGui::SameLine(0, 24 * theme.scale);
+  ImGui::TextDisabled("Align runs at");
+  ImGui::SameLine();
+  const char* names[] = {"run start", "first kernel", "first iteration"};
+  int align = static_cast<int>(s.alignment);
+  ImGui::SetNextItemWidth(140 * theme.scale);
+  if (ImGui::Combo("##align", &align, names, 3)) {
+    s.alignment = static_cast<analysis::Alignment>(align);
+    s.timeline.fit_pending = true;
+  }
+  ImGui::SameLine(0, 24 * theme.scale);
+  if (ImGui::Button("Fit")) s.timeline.fit_pending = true;
+  ImGui::SameLine(0, 24 * theme.scale);
+  ImGui::TextDisabled("wheel/W S zoom, drag/A D pan, shift-drag measures");
+}
+
+// Selects the requested kernel and shows about one iteration around it.
+void focus_kernel(TimelineViewState& s, const std::vector<TimelineRun>& runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const LoadedRun& run = *runs[i].run;
+    if (run.data.info.id != s.focus.run || s.focus.kernel >= run.data.kernels.size()) continue;
+    const storage::KernelRecord& k = run.data.kernels[s.focus.kernel];
+    const double at = static_cast<double>(k.start_ns - runs[i].origin_ns);
+    const double span = std::max(run.summary.kernel_time_per_iteration_ns() * 1.3,
+                                 static_cast<double>(k.end_ns - k.start_ns) * 4.0);
+    s.timeline.selected = {static_cast<int>(i), ItemKind::kKernel, s.focus.kernel};
+    zoom_to(s.timeline, at - span * 0.3, at + span * 0.7, 0.0);
+    s.timeline.fit_pending = false;
+  }
+  s.focus.pending = false;
+}
+
+}  // namespace
+
+void draw_timeline_view(AppState& app) {
+  TimelineViewState& s = app.timeline;
+  const Session& session = *app.session;
+  std::vector<TimelineRun> runs;
+  for (int64_t id : app.runs.selected) {
+    const LoadedRun* run = session.find_run(id);
+    if (!run ||
+        (run->data.kernels.empty() && run->data.api_calls.empty() && run->data.ranges.empty()))
+      continue;
+    runs.push_back({run, analysis::alignment_origin(run->data, s.alignment, 0), run_caption(*run)});
+  }
+  std::vector<int64_t> shown;
+  for (const TimelineRun& r : runs) shown.push_back(r.run->data.info.id);
+  if (shown != s.shown) {
+    s.timeline.fit_pending = true;
+    s.timeline.selected = {};
+    s.shown = shown;
+  }
+
+  if (s.focus.pending) focus_kernel(s, runs);
+  draw_toolbar(s, app.theme);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (runs.empty()) {
+    ImGui::Spacing();
+    ImGui::TextDisabled("Select a run with a trace in the table above to see its timeline.");
+    return;
+  }
+  const float details_w = std::min(app.theme.details_width, avail.x * 0.4f);
+  const float timeline_w = avail.x - details_w - ImGui::GetStyle().ItemSpacing.x;
+  ImGui::BeginGroup();
+  draw_timeline("main", s.timeline, runs, app.theme, ImVec2(timeline_w, avail.y));
+  ImGui::EndGroup();
+  ImGui::SameLine();
+  ImGui::BeginChild("##details", ImVec2(details_w, avail.y), true);
+  draw_item_details(s.timeline, runs, app.theme);
+  ImGui::EndChild();
+}
+
+}  // namespace fusionscope::ui

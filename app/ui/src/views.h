@@ -1,0 +1,24 @@
+// The panels of the main window, one function each, drawn into the current ImGui window.
+#pragma once
+
+#include "app_state.h"
+
+namespace fusionscope::ui {
+
+// The session's runs: name, kind, variant, dtype, iterations, status, kernels, GPU time.
+// Clicking picks the runs the timeline shows (ctrl-click adds, shift-click extends).
+void draw_runs_panel(AppState& app, float height);
+
+// The Timeline tab: a toolbar, the runs selected in the runs panel, the selection's details.
+void draw_timeline_view(AppState& app);
+
+// The Statistics tab: per-kernel and per-op tables of one run, sortable.
+void draw_stats_view(AppState& app);
+
+// The Comparison tab: two runs on one time scale, their totals, and which kernels each op became.
+void draw_comparison_view(AppState& app);
+
+// Label for a run in pickers and headers: "name" or "#id" when unnamed.
+std::string run_label(const storage::RunInfo& info);
+
+}  // namespace fusionscope::ui

@@ -1,0 +1,79 @@
+#include "fusionscope/analysis/run_index.h"
+
+#include <gtest/gtest.h>
+
+#include "sample/run_builder.h"
+
+namespace fusionscope::analysis {
+namespace {
+
+storage::RunData two_streams_two_threads() {
+  sample::RunBuilder b;
+  // Thread 1: an outer range with two nested ones, and two launches; thread 2: one launch.
+  b.range(0, 100, "iteration 0", 1);
+  b.range(5, 40, "gate", 1);
+  b.range(45, 90, "up", 1);
+  b.api_call(10, 15, "cudaLaunchKernel", 1, 501);
+  b.api_call(50, 56, "cuLaunchKernelEx", 1, 502);
+  b.api_call(60, 64, "cudaGraphLaunch", 2, 503);
+  b.kernel(20, 60, "k_gate", "gate", 7, 501);
+  b.kernel(70, 120, "k_up", "up", 7, 502);
+  b.kernel(130, 140, "g1", "", 9, 503);  // a graph launch: two kernels, one correlation id
+  b.kernel(141, 150, "g2", "", 9, 503);
+  b.memop(0, 4, storage::MemopKind::kMemcpy, 4096, 7, 0);
+  return b.finish();
+}
+
+TEST(RunIndex, OneRowPerLaneAndDepth) {
+  const storage::RunData run = two_streams_two_threads();
+  const RunIndex index = build_run_index(run);
+  ASSERT_EQ(index.gpu.size(), 2u);
+  EXPECT_EQ(index.gpu[0].stream, 7u);
+  EXPECT_EQ(index.gpu[0].kernels.size(), 2u);
+  EXPECT_EQ(index.gpu[0].memops.size(), 1u);
+  EXPECT_EQ(index.gpu[1].stream, 9u);
+  EXPECT_EQ(index.gpu[1].kernels.size(), 2u);
+  ASSERT_EQ(index.cpu.size(), 2u);
+  EXPECT_EQ(index.cpu[0].thread_id, 1u);
+  ASSERT_EQ(index.cpu[0].ranges_by_depth.size(), 2u);
+  EXPECT_EQ(index.cpu[0].ranges_by_depth[0].size(), 1u);
+  EXPECT_EQ(index.cpu[0].ranges_by_depth[1].size(), 2u);
+  EXPECT_EQ(run.str(run.ranges[index.cpu[0].ranges_by_depth[1].item[1]].name), "up");
+  EXPECT_EQ(index.cpu[0].api_calls.size(), 2u);
+  EXPECT_TRUE(index.cpu[1].ranges_by_depth.empty());
+  // Items point back at their records.
+  for (const GpuRowIndex& row : index.gpu)
+    for (size_t i = 0; i < row.kernels.size(); ++i)
+      EXPECT_EQ(run.kernels[row.kernels.item[i]].start_ns, row.kernels.start[i]);
+}
+
+TEST(RunIndex, CorrelationLinksLaunchesAndKernels) {
+  const storage::RunData run = two_streams_two_threads();
+  const RunIndex index = build_run_index(run);
+  const auto api = index.correlation.api_call(502);
+  ASSERT_TRUE(api.has_value());
+  EXPECT_EQ(run.str(run.api_calls[*api].name), "cuLaunchKernelEx");
+  EXPECT_EQ(index.correlation.kernels(503).size(), 2u);
+  EXPECT_TRUE(index.correlation.kernels(999).empty());
+  EXPECT_FALSE(index.correlation.api_call(0).has_value());  // 0 = unknown, never linked
+  EXPECT_TRUE(index.correlation.kernels(0).empty());
+
+  // Launch latency: API start to kernel start.
+  for (uint32_t k = 0; k < run.kernels.size(); ++k) {
+    if (run.str(run.kernels[k].name) == "k_up") {
+      EXPECT_EQ(launch_latency_ns(run, index, k), 20);  // 70 - 50
+    }
+  }
+  EXPECT_FALSE(launch_latency_ns(run, index, 99).has_value());
+}
+
+TEST(RunIndex, EmptyRun) {
+  sample::RunBuilder b;
+  const storage::RunData run = b.finish();
+  const RunIndex index = build_run_index(run);
+  EXPECT_TRUE(index.gpu.empty());
+  EXPECT_TRUE(index.cpu.empty());
+}
+
+}  // namespace
+}  // namespace fusionscope::analysis

@@ -1,0 +1,144 @@
+// `fusionscope screenshot` on the sample session, one test per view: the PNG has the requested
+// size and shows something (pixel variance, many distinct colours), and bad input is refused with
+// a message. Needs an X display (Xvfb is fine); skips without one.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <stb_image.h>
+
+#include "test_paths.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+#define REQUIRE_DISPLAY()                                                                      \
+  do {                                                                                         \
+    const char* display = std::getenv("DISPLAY");                                              \
+    if (!display || !*display)                                                                 \
+      GTEST_SKIP() << "needs an X display: run under xvfb-run (scripts/setup.sh --test does)"; \
+  } while (0)
+
+struct Result {
+  int exit_code = -1;
+  std::string err;
+};
+
+Result run_screenshot(const std::string& args, const fs::path& dir) {
+  const fs::path err = dir / "stderr.txt";
+  const std::string cmd =
+      std::string("'") + FUSIONSCOPE_EXE + "' screenshot " + args + " 2> '" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+std::string quoted(const fs::path& p) {
+  return "'" + p.string() + "'";
+}
+
+struct PngFacts {
+  int width = 0, height = 0;
+  double luma_variance = 0;
+  size_t colours = 0;  // distinct colours, quantized to 4 bits a channel
+};
+
+PngFacts inspect(const fs::path& png) {
+  PngFacts f;
+  int channels = 0;
+  unsigned char* data = stbi_load(png.c_str(), &f.width, &f.height, &channels, 3);
+  if (!data) return f;
+  double sum = 0, sum2 = 0;
+  std::set<int> colours;
+  const size_t n = static_cast<size_t>(f.width) * static_cast<size_t>(f.height);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char* p = data + 3 * i;
+    const double y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
+    sum += y;
+    sum2 += y * y;
+    colours.insert((p[0] >> 4) << 8 | (p[1] >> 4) << 4 | (p[2] >> 4));
+  }
+  stbi_image_free(data);
+  const double mean = sum / static_cast<double>(n);
+  f.luma_variance = sum2 / static_cast<double>(n) - mean * mean;
+  f.colours = colours.size();
+  return f;
+}
+
+class ScreenshotView : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ScreenshotView, HasTheSizeAndIsNotBlank) {
+  REQUIRE_DISPLAY();
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path png = dir / "view.png";
+  const std::string view = GetParam();
+  std::string args = quoted(FUSIONSCOPE_SAMPLE) + " --out " + quoted(png) + " --size 1280x800";
+  if (view != "window") args += " --view " + view;
+  // The two GeGLU variants: the timeline shows both, the comparison compares them.
+  args += " --runs 'geglu-post / eager','geglu-post / pointwise-fused'";
+  const Result r = run_screenshot(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const PngFacts f = inspect(png);
+  EXPECT_EQ(f.width, 1280);
+  EXPECT_EQ(f.height, 800);
+  EXPECT_GT(f.luma_variance, 50.0) << "the image is nearly uniform";
+  EXPECT_GE(f.colours, 24u) << "too few colours for a drawn view";
+}
+
+INSTANTIATE_TEST_SUITE_P(Views, ScreenshotView,
+                         ::testing::Values("window", "timeline", "comparison", "stats", "runs"),
+                         [](const auto& param_info) { return param_info.param; });
+
+TEST(Screenshot, SizeIsHonoured) {
+  REQUIRE_DISPLAY();
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path png = dir / "small.png";
+  const Result r = run_screenshot(
+      quoted(FUSIONSCOPE_SAMPLE) + " --out " + quoted(png) + " --size 640x400 --view timeline",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const PngFacts f = inspect(png);
+  EXPECT_EQ(f.width, 640);
+  EXPECT_EQ(f.height, 400);
+}
+
+// Bad input is refused before any window opens, so these run without a display too.
+TEST(Screenshot, CorruptSessionIsAnErrorWithTheReason) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path bad = dir / "garbage.fsdb";
+  std::ofstream(bad) << "this is not a session file";
+  const Result r = run_screenshot(quoted(bad) + " --out " + quoted(dir / "x.png"), dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("garbage.fsdb"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "x.png"));
+}
+
+TEST(Screenshot, UnknownRunIsNamed) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const Result r = run_screenshot(
+      quoted(FUSIONSCOPE_SAMPLE) + " --out " + quoted(dir / "x.png") + " --runs no-such-run", dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no-such-run"), std::string::npos) << r.err;
+}
+
+TEST(Screenshot, BadSizeAndViewAreUsageErrors) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const std::string out = " --out " + quoted(dir / "x.png");
+  EXPECT_EQ(run_screenshot(quoted(FUSIONSCOPE_SAMPLE) + out + " --size 12x", dir).exit_code, 2);
+  EXPECT_EQ(run_screenshot(quoted(FUSIONSCOPE_SAMPLE) + out + " --size 0x0", dir).exit_code, 2);
+  EXPECT_EQ(run_screenshot(quoted(FUSIONSCOPE_SAMPLE) + out + " --size 100000x10", dir).exit_code,
+            2);
+  EXPECT_NE(run_screenshot(quoted(FUSIONSCOPE_SAMPLE) + out + " --view nope", dir).exit_code, 0);
+}
+
+}  // namespace
