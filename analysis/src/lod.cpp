@@ -48,7 +48,8 @@ void build_lod(const LaneIndex& lane, const LodView& view, std::vector<LodBox>& 
         j = k;
         if (j >= n || lane.start[j] >= view.end_ns) break;
       }
-      if (lane.start[j] < reach && lane.end[j] - lane.start[j] < merge_ns) {
+      // The gap is measured from the block's new end, not from where this step began.
+      if (lane.start[j] < box.end_ns + merge_ns && lane.end[j] - lane.start[j] < merge_ns) {
         box.end_ns = std::max(box.end_ns, lane.end[j]);
         ++j;
         continue;

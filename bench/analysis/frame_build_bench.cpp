@@ -181,6 +181,8 @@ int main(int argc, char** argv) {
     };
     const Zoom zooms[] = {
         {"full zoom-out", trace_ns},
+        // The most boxes a view can hold: kernels a few pixels wide, each drawn on its own.
+        {"kernels ~4 px wide", trace_ns / static_cast<double>(n) * kWidthPx / 4.0},
         {"1 ms window", 1e6},
         {"1 us per pixel", 1e3 * kWidthPx},
         {"1 us window", 1e3},

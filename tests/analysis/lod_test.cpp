@@ -198,3 +198,26 @@ TEST(Lod, RandomLanesAgreeWithBruteForce) {
 
 }  // namespace
 }  // namespace fusionscope::analysis
+
+namespace fusionscope::analysis {
+namespace {
+
+TEST(Lod, BackToBackItemsWithSmallGapsMergeIntoOneBlock) {
+  // Items of 30-50 ns with 1-7 ns gaps at 100 ns per pixel (merge at 300 ns): every gap is far
+  // under the merge distance, wherever the binary-search steps land, so the run is one block.
+  std::mt19937_64 rng(7);
+  std::vector<Span> items;
+  int64_t t = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const int64_t len = 30 + static_cast<int64_t>(rng() % 21);
+    items.push_back({t, t + len});
+    t += len + 1 + static_cast<int64_t>(rng() % 7);
+  }
+  const LaneIndex lane = lane_of(items);
+  const auto boxes = lod(lane, 0, t, static_cast<double>(t) / 100.0);
+  ASSERT_EQ(boxes.size(), 1u);
+  EXPECT_EQ(boxes[0].count, 5000u);
+}
+
+}  // namespace
+}  // namespace fusionscope::analysis
