@@ -109,7 +109,7 @@ void kernel_details(const TimelineRun& tr, uint32_t i, const Theme& theme) {
   const storage::RunData& d = tr.run->data;
   const storage::KernelRecord& k = d.kernels[i];
   ImGui::TextColored(theme.accent, "%s", tr.run->names.short_name(k.name).c_str());
-  ImGui::TextDisabled("kernel in %s", tr.label.c_str());
+  ImGui::TextDisabled("kernel in %s", tr.run->data.info.name.c_str());
   if (!begin_table()) return;
   ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed);
   ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch);

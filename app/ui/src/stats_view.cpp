@@ -62,12 +62,13 @@ void percent_cell(double percent, const Theme& theme) {
 
 void stats_table(const char* id, const char* key_label, std::vector<KernelStat>& stats,
                  const LoadedRun& run, bool keys_are_kernels, float height, const Theme& theme) {
-  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
-                                ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
-                                ImGuiTableFlags_SizingStretchProp;
+  // height 0: as tall as the rows; otherwise that height, scrolling, with the header kept.
+  ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
+                          ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
+                          ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
+  if (height > 0) flags |= ImGuiTableFlags_ScrollY;
   if (!ImGui::BeginTable(id, 8, flags, ImVec2(0, height))) return;
-  ImGui::TableSetupScrollFreeze(0, 1);
+  if (height > 0) ImGui::TableSetupScrollFreeze(0, 1);
   auto col = [](const char* name, StatColumn c, float weight, ImGuiTableColumnFlags extra = 0) {
     ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthStretch | extra, weight,
                             static_cast<ImGuiID>(c));
@@ -158,15 +159,18 @@ void draw_stats_view(AppState& app) {
                         run->data.info.trace_status.c_str());
     return;
   }
-  // Each table as tall as its rows, the kernels' at most 60 % of the space.
+  // Both tables as tall as their rows when they fit (an estimate with room to spare); otherwise
+  // they scroll, the kernels' taking 60 % of the space.
   const float avail = ImGui::GetContentRegionAvail().y;
   const float title = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
-  const float row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
-  auto rows_h = [&](size_t n) { return row * static_cast<float>(n + 1) + 4.0f; };
+  const float row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y + 1.0f;
+  auto rows_h = [&](size_t n) { return row * static_cast<float>(n + 1) + 8.0f; };
   const float room = avail - 2 * title - ImGui::GetStyle().ItemSpacing.y;
-  const float kernels_h =
-      std::min(rows_h(s.kernels.size()), std::max(room * 0.6f, room - rows_h(s.ops.size())));
-  const float ops_h = std::min(rows_h(s.ops.size()), room - kernels_h);
+  float kernels_h = 0, ops_h = 0;
+  if (rows_h(s.kernels.size()) + rows_h(s.ops.size()) > room) {
+    kernels_h = std::max(room * 0.6f, room - rows_h(s.ops.size()));
+    ops_h = room - kernels_h;
+  }
   ImGui::Spacing();
   ImGui::TextUnformatted("Kernels");
   stats_table("##kernels", "Kernel", s.kernels, *run, true, kernels_h, app.theme);
