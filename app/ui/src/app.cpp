@@ -294,7 +294,10 @@ void draw_popups(AppState& app) {
   fs::path chosen;
   if (draw_file_browser(app.file_browser, chosen)) {
     if (app.file_browser.purpose == "open") open_session_file(app, chosen);
-    if (app.file_browser.purpose == "screenshot") app.pending_screenshot = chosen.string();
+    if (app.file_browser.purpose == "screenshot") {
+      app.pending_screenshot = chosen.string();
+      app.screenshot_wait_frames = 2;  // this frame still shows the popup
+    }
   }
   if (app.error.open_requested) {
     ImGui::OpenPopup("###error");

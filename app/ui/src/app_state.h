@@ -89,7 +89,8 @@ struct AppState {
   Panel solo = Panel::kAll;
 
   std::string status;              // last action's message, shown in the status bar
-  std::string pending_screenshot;  // the window goes to this PNG after the next frame
+  std::string pending_screenshot;  // the window goes to this PNG once the frames below are drawn
+  int screenshot_wait_frames = 0;  // frames left for the file browser to leave the picture
   bool quit = false;
 };
 

@@ -128,7 +128,7 @@ bool draw_file_browser(FileBrowserState& s, fs::path& chosen) {
         }
       }
       if (!e.is_dir) {
-        ImGui::SameLine(ImGui::GetContentRegionAvail().x - 80.0f);
+        ImGui::SameLine(ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 5.5f);
         ImGui::TextDisabled("%s", analysis::format_bytes(static_cast<double>(e.size)).c_str());
       }
     }
@@ -145,10 +145,11 @@ bool draw_file_browser(FileBrowserState& s, fs::path& chosen) {
                                               ImGuiInputTextFlags_EnterReturnsTrue);
   const bool have_name = std::strlen(s.file_name) > 0;
   if (!have_name) ImGui::BeginDisabled();
-  const bool ok = ImGui::Button(s.mode == FileBrowserMode::kOpen ? "Open" : "Save", ImVec2(110, 0));
+  const bool ok = ImGui::Button(s.mode == FileBrowserMode::kOpen ? "Open" : "Save",
+                                ImVec2(ImGui::GetFontSize() * 7, 0));
   if (!have_name) ImGui::EndDisabled();
   ImGui::SameLine();
-  const bool cancel = ImGui::Button("Cancel", ImVec2(110, 0)) ||
+  const bool cancel = ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 7, 0)) ||
                       ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape));
   if ((ok || enter_pressed) && have_name) {
     fs::path p = s.file_name;

@@ -88,7 +88,8 @@ int run_gui(const GuiOptions& options) {
     glClearColor(0.105f, 0.113f, 0.129f, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (!app.pending_screenshot.empty()) save_window_screenshot(app, p.window);
+    if (!app.pending_screenshot.empty() && app.screenshot_wait_frames-- <= 0)
+      save_window_screenshot(app, p.window);
     glfwSwapBuffers(p.window);
   }
   close_platform(p);

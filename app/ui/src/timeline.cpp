@@ -197,12 +197,16 @@ std::string gutter_label(const TimelineRun& tr, const Row& row) {
   return {};
 }
 
-void draw_ruler(ImDrawList* draw, const Axis& axis, ImVec2 min, ImVec2 max, const TimelineState& s,
-                const Theme& theme, float mouse_x, bool show_cursor) {
+analysis::Ruler ruler_for(const Axis& axis, const Theme& theme) {
+  return analysis::make_ruler(static_cast<int64_t>(std::floor(axis.begin)),
+                              static_cast<int64_t>(std::ceil(axis.end)), axis.x1 - axis.x0,
+                              110.0f * theme.scale);
+}
+
+void draw_ruler(ImDrawList* draw, const Axis& axis, const analysis::Ruler& ruler, ImVec2 min,
+                ImVec2 max, const TimelineState& s, const Theme& theme, float mouse_x,
+                bool show_cursor) {
   draw->AddRectFilled(min, max, theme.ruler_bg);
-  const analysis::Ruler ruler = analysis::make_ruler(static_cast<int64_t>(std::floor(axis.begin)),
-                                                     static_cast<int64_t>(std::ceil(axis.end)),
-                                                     axis.x1 - axis.x0, 110.0f * theme.scale);
   const float font = ImGui::GetFontSize();
   draw->PushClipRect(ImVec2(axis.x0, min.y), max, true);
   for (const analysis::RulerTick& t : ruler.ticks) {
@@ -366,10 +370,8 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   const bool mouse_on_axis = mouse.x >= axis.x0 && mouse.x < axis.x1;
 
   // Vertical grid at the ruler's major ticks.
+  const analysis::Ruler ruler = ruler_for(axis, theme);
   {
-    const analysis::Ruler ruler = analysis::make_ruler(static_cast<int64_t>(std::floor(axis.begin)),
-                                                       static_cast<int64_t>(std::ceil(axis.end)),
-                                                       axis.x1 - axis.x0, 110.0f * theme.scale);
     draw->PushClipRect(ImVec2(axis.x0, win_min.y), ImVec2(axis.x1, win_max.y), true);
     for (const analysis::RulerTick& t : ruler.ticks)
       if (t.major) {
@@ -640,7 +642,7 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   ImGui::PopStyleVar();
 
   // The ruler uses the rows' axis, so both agree within the frame.
-  draw_ruler(top_draw, axis, top, ImVec2(top.x + size.x, top.y + ruler_h), s, theme, mouse.x,
+  draw_ruler(top_draw, axis, ruler, top, ImVec2(top.x + size.x, top.y + ruler_h), s, theme, mouse.x,
              show_cursor);
   {
     const std::string span = analysis::format_duration(s.view_end - s.view_begin);
