@@ -22,21 +22,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The synthetic sample session (make_sample_session), written once per test binary: the tests
-// know its runs exactly, whatever the build ships as its sample.
-const fs::path& synthetic_session() {
-  static const fs::path path = [] {
-    const fs::path p = fs::temp_directory_path() / "fusionscope-tests" / "ui_tests_synthetic.fsdb";
-    fs::create_directories(p.parent_path());
-    fs::remove(p);
-    sample::write_session(sample::make_sample_session(), p);
-    return p;
-  }();
-  return path;
+// The synthetic sample session (make_sample_session) in the test's scratch directory: the tests
+// know its runs exactly, whatever the build ships as its sample, and ctest -j runs each test in
+// its own process, so each writes its own copy.
+fs::path synthetic_session(const fs::path& dir) {
+  const fs::path p = dir / "synthetic.fsdb";
+  sample::write_session(sample::make_sample_session(), p);
+  return p;
 }
 
 TEST(Session, OpensASessionFile) {
-  const auto s = open_session(synthetic_session());
+  const auto s = open_session(synthetic_session(fusionscope::testing::scratch_dir()));
   ASSERT_EQ(s->runs.size(), 4u);
   EXPECT_EQ(s->info.gpu_name, "NVIDIA H100 80GB HBM3");
   const LoadedRun& eager = *s->runs[1];
@@ -59,7 +55,8 @@ TEST(Session, OpensASessionFile) {
 }
 
 TEST(Session, CorruptFileThrowsStoreErrorNamingIt) {
-  const fs::path bad = fusionscope::testing::scratch_dir() / "bad.fsdb";
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path bad = dir / "bad.fsdb";
   std::ofstream(bad) << "SQLite format 3 but not really";
   try {
     open_session(bad);
@@ -67,15 +64,15 @@ TEST(Session, CorruptFileThrowsStoreErrorNamingIt) {
   } catch (const storage::StoreError& e) {
     EXPECT_NE(std::string(e.what()).find("bad.fsdb"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(open_session(fusionscope::testing::scratch_dir() / "missing.fsdb"),
-               storage::StoreError);
+  EXPECT_THROW(open_session(dir / "missing.fsdb"), storage::StoreError);
 }
 
 TEST(Session, OpenFailureKeepsTheCurrentSessionAndShowsTheError) {
   AppState app;
-  ASSERT_TRUE(open_session_file(app, synthetic_session(), true));
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  ASSERT_TRUE(open_session_file(app, synthetic_session(dir), true));
   const Session* before = app.session.get();
-  EXPECT_FALSE(open_session_file(app, fusionscope::testing::scratch_dir() / "missing.fsdb"));
+  EXPECT_FALSE(open_session_file(app, dir / "missing.fsdb"));
   EXPECT_EQ(app.session.get(), before);
   EXPECT_TRUE(app.error.open_requested);
   EXPECT_NE(app.error.message.find("missing.fsdb"), std::string::npos);
@@ -83,7 +80,7 @@ TEST(Session, OpenFailureKeepsTheCurrentSessionAndShowsTheError) {
 
 TEST(Session, DefaultsPickTheFusionPair) {
   AppState app;
-  ASSERT_TRUE(open_session_file(app, synthetic_session(), true));
+  ASSERT_TRUE(open_session_file(app, synthetic_session(fusionscope::testing::scratch_dir()), true));
   const Session& s = *app.session;
   ASSERT_EQ(app.runs.selected.size(), 1u);
   EXPECT_EQ(s.find_run(app.runs.selected[0])->data.info.name, "linear-post / eager");
@@ -100,7 +97,7 @@ TEST(Session, TheBuiltSampleOpens) {
 }
 
 TEST(ResolveRuns, ByIdNameOrUniquePart) {
-  const auto s = open_session(synthetic_session());
+  const auto s = open_session(synthetic_session(fusionscope::testing::scratch_dir()));
   const int64_t eager = s->runs[1]->data.info.id;
   EXPECT_EQ(resolve_runs(*s, {std::to_string(eager)}), std::vector<int64_t>{eager});
   EXPECT_EQ(resolve_runs(*s, {"geglu-post / eager"}), std::vector<int64_t>{eager});
