@@ -196,13 +196,13 @@ void draw_menu_bar(AppState& app) {
   ImGui::EndMainMenuBar();
 }
 
+// Shortcuts arrive from the window's key callback (see gui_main.cpp), which sees every press even
+// when a press and its release fall between two frames.
 void handle_shortcuts(AppState& app) {
-  const ImGuiIO& io = ImGui::GetIO();
-  if (!io.KeyCtrl || io.WantTextInput) return;
-  // GLFW key codes are ASCII capitals (see the timeline's keyboard handling).
-  if (ImGui::IsKeyPressed('O', false))
+  if (app.open_requested) {
     open_file_browser(app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open");
-  if (ImGui::IsKeyPressed('Q', false)) app.quit = true;
+    app.open_requested = false;
+  }
 }
 
 void draw_session_header(AppState& app) {

@@ -91,7 +91,8 @@ struct AppState {
   std::string status;              // last action's message, shown in the status bar
   std::string pending_screenshot;  // the window goes to this PNG once the frames below are drawn
   int screenshot_wait_frames = 0;  // frames left for the file browser to leave the picture
-  bool quit = false;
+  bool open_requested = false;     // Ctrl+O: show the file browser
+  bool quit = false;               // Ctrl+Q or File > Quit
 };
 
 }  // namespace fusionscope::ui

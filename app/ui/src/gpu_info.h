@@ -16,7 +16,7 @@ struct GpuStatus {
   std::vector<GpuDevice> devices;
   std::string reason;  // why there is no device (empty when there is one)
   bool available() const { return !devices.empty(); }
-  // "NVIDIA H100 80GB HBM3 (sm_90)" or "no CUDA device: viewing only (reason)".
+  // "NVIDIA H100 80GB HBM3, compute capability 9.0" or "no CUDA device: viewing only (reason)".
   std::string summary() const;
 };
 

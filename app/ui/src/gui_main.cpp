@@ -48,6 +48,17 @@ bool busy() {
   return io.MouseWheel != 0.0f;
 }
 
+// Ctrl+O and Ctrl+Q from the key callback: ImGui 1.86 samples key state once a frame and would
+// miss a press and release that both happen between two frames. Everything else goes on to
+// ImGui's own handler.
+void on_key(GLFWwindow* window, int key, int scancode, int action, int mods) {
+  ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
+  auto* app = static_cast<AppState*>(glfwGetWindowUserPointer(window));
+  if (!app || action != GLFW_PRESS || (mods & GLFW_MOD_CONTROL) == 0) return;
+  if (key == GLFW_KEY_Q) app->quit = true;
+  if (key == GLFW_KEY_O) app->open_requested = true;
+}
+
 }  // namespace
 
 int run_gui(const GuiOptions& options) {
@@ -66,6 +77,8 @@ int run_gui(const GuiOptions& options) {
   }
   AppState app;
   init_app(app, p);
+  glfwSetWindowUserPointer(p.window, &app);
+  glfwSetKeyCallback(p.window, on_key);
   if (!options.session_path.empty())
     open_session_file(app, options.session_path);
   else if (!app.gpu.available())
@@ -92,6 +105,8 @@ int run_gui(const GuiOptions& options) {
       save_window_screenshot(app, p.window);
     glfwSwapBuffers(p.window);
   }
+  glfwSetKeyCallback(p.window, ImGui_ImplGlfw_KeyCallback);
+  glfwSetWindowUserPointer(p.window, nullptr);
   close_platform(p);
   return 0;
 }
