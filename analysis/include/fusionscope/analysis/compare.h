@@ -19,7 +19,8 @@ struct KernelGroup {
   int64_t total_ns = 0;
 };
 
-enum class Presence { kBoth, kOnlyA, kOnlyB };
+// kFused: a row of fusion_aware_ops() (op_fusion.h): ops of A done by differently named ops of B.
+enum class Presence { kBoth, kOnlyA, kOnlyB, kFused };
 
 struct OpDiff {
   std::string op;  // "" = kernels outside any op range
@@ -30,6 +31,9 @@ struct OpDiff {
   int64_t b_total_ns = 0;
   uint64_t a_count = 0;
   uint64_t b_count = 0;
+  // kFused rows only: the ops of each run the row stands for, in order of appearance.
+  std::vector<std::string> a_ops;
+  std::vector<std::string> b_ops;
 };
 
 // Kernel times are those of the timed iterations when a run tells them apart (see stats.h).
