@@ -29,6 +29,9 @@ struct CaptureOptions {
   bool append = false;
   bool no_trace = false;
   int device = 0;
+  bool counters = false;
+  bool pm_sampling = false;
+  int pm_interval_us = -1;
 };
 
 std::atomic<bool> g_cancel{false};
@@ -65,6 +68,10 @@ lab::JobFile make_job(const CaptureOptions& o) {
   if (o.warmup >= 0) file.job.warmup = o.warmup;
   if (o.graph) file.job.cuda_graph = true;
   if (o.verify) file.job.verify = true;
+  if (o.counters) file.job.counters = true;
+  if (o.pm_sampling) file.job.pm_sampling = true;
+  if (o.pm_interval_us > 0)
+    file.job.pm_interval_ns = static_cast<uint64_t>(o.pm_interval_us) * 1000;
   file.job.device = o.device;
   if (file.job.runs.empty())
     throw kernels::ConfigError("nothing to run: no configuration supports the variants asked for");
@@ -84,6 +91,7 @@ std::string stage_line(const lab::Progress& p) {
   if (!p.message.empty())
     s += (p.status == storage::RunStatus::kOk ? "  (trace: " : ": ") + p.message +
          (p.status == storage::RunStatus::kOk ? ")" : "");
+  if (!p.counters.empty()) s += "; " + p.counters;
   return s;
 }
 
@@ -190,6 +198,15 @@ void add_capture_command(CLI::App& app) {
   cmd->add_flag("--append", opt->append, "Add runs to an existing session");
   cmd->add_flag("--no-trace", opt->no_trace, "Time the runs without CUPTI");
   cmd->add_option("--device", opt->device, "CUDA device index")->check(CLI::Range(0, 1024));
+  cmd->add_flag("--counters", opt->counters,
+                "Per run, a counters pass after the timed one: DRAM bytes, FLOPs and activity per "
+                "kernel (CUPTI range profiler, kernel replay)");
+  cmd->add_flag("--pm-sampling", opt->pm_sampling,
+                "Sample DRAM read/write throughput and SM/tensor activity over each run (CUPTI PM "
+                "sampling)");
+  cmd->add_option("--pm-interval-us", opt->pm_interval_us,
+                  "PM sampling interval in microseconds (default 10)")
+      ->check(CLI::Range(1, 1000000));
   cmd->callback([opt] { exit_code() = run_capture(*opt); });
 }
 

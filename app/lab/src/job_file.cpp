@@ -76,8 +76,9 @@ JobFile parse_job_file(std::string_view text) {
     throw ConfigError(std::string("job file is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ConfigError("job file must hold a JSON object");
-  static const char* const kKeys[] = {"session", "warmup", "iterations", "graph",
-                                      "verify",  "device", "variants",   "configurations"};
+  static const char* const kKeys[] = {"session",  "warmup",      "iterations",    "graph",
+                                      "verify",   "device",      "variants",      "configurations",
+                                      "counters", "pm_sampling", "pm_interval_us"};
   for (const auto& item : j.items()) {
     bool known = false;
     for (const char* k : kKeys) known = known || item.key() == k;
@@ -94,6 +95,10 @@ JobFile parse_job_file(std::string_view text) {
   file.job.cuda_graph = bool_of(j, "graph", false);
   file.job.verify = bool_of(j, "verify", false);
   file.job.device = int_in(j, "device", 0, 0, 1024);
+  file.job.counters = bool_of(j, "counters", false);
+  file.job.pm_sampling = bool_of(j, "pm_sampling", false);
+  file.job.pm_interval_ns =
+      static_cast<uint64_t>(int_in(j, "pm_interval_us", 10, 1, 1'000'000)) * 1000;
   const std::vector<kernels::Variant> default_variants =
       j.contains("variants") ? variants_of(j["variants"], "job file") : kernels::all_variants();
 

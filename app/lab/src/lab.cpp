@@ -5,7 +5,9 @@
 #include <exception>
 #include <utility>
 
+#include "fusionscope/lab/hardware_counters.h"
 #include "fusionscope/profiler/device_info.h"
+#include "run_counters.h"
 
 namespace fusionscope::lab {
 namespace {
@@ -47,6 +49,10 @@ Lab::Lab(std::unique_ptr<Executor> executor, std::unique_ptr<Capture> capture)
     : executor_(std::move(executor)), capture_(std::move(capture)) {}
 Lab::~Lab() = default;
 
+void Lab::set_hardware_counters(std::unique_ptr<HardwareCounters> counters) {
+  counters_ = std::move(counters);
+}
+
 bool Lab::tracing() const {
   return capture_->available();
 }
@@ -62,6 +68,8 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
   auto report = [&](const Progress& p) {
     if (progress) progress(p);
   };
+  if ((job.counters || job.pm_sampling) && !counters_) counters_ = make_cupti_hardware_counters();
+  detail::CounterRefusals refusals;
 
   for (std::size_t i = 0; i < job.runs.size(); ++i) {
     if (cancel != nullptr && cancel->load()) {
@@ -106,6 +114,9 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
       report(q);
     };
 
+    detail::RunCounters hardware(counters_.get(), job, refusals);
+    hardware.hook(options);
+
     RunOutcome outcome;
     outcome.run_id = info.id;
     profiler::StoreTraceSink sink(store, info.id);
@@ -137,6 +148,14 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
     info.trace_status = outcome.trace.status;
     info.dropped_records = outcome.trace.dropped_records;
     store.update_run(info);
+    std::string counters_words;
+    if (hardware.wanted()) {
+      Progress c = p;
+      c.stage = Progress::Stage::kCounters;
+      report(c);
+      counters_words = hardware.finish(store, info, spec, *executor_, options,
+                                       outcome.trace.kernels > 0, outcome);
+    }
     outcome.status = info.status;
     if (info.status == RunStatus::kOk) ++result.ok;
     if (info.status == RunStatus::kFailed) ++result.failed;
@@ -147,6 +166,7 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
     done.message = !info.error.empty() ? info.error : info.trace_status;
     done.median_ms = outcome.result.median_ms;
     done.kernels_traced = outcome.trace.kernels;
+    done.counters = counters_words;
     result.runs.push_back(std::move(outcome));
     report(done);
     if (result.cancelled) break;

@@ -30,6 +30,13 @@ struct CaptureJob {
   // kernels would then sit in every trace.
   bool verify = false;
   int device = 0;
+  // Hardware counters (hardware_counters.h, docs/bandwidth.md): a counters pass per run after its
+  // timed pass, storing DRAM bytes, FLOPs and activity per kernel of the first timed iteration;
+  // and PM sampling of DRAM throughput and SM/tensor activity during the run, every
+  // pm_interval_ns. Neither touches the timed iterations.
+  bool counters = false;
+  bool pm_sampling = false;
+  uint64_t pm_interval_ns = 10'000;
 };
 
 // Every configuration in every variant, in that order. A variant that does not apply to a
@@ -43,7 +50,16 @@ std::vector<RunSpec> expand(const std::vector<kernels::MlpConfig>& configs,
 std::string run_name(const RunSpec& spec);
 
 struct Progress {
-  enum class Stage : uint8_t { kStarting, kSetup, kWarmup, kTimed, kFinishing, kFinished };
+  // kCounters (after kFinishing, before kFinished): the run's counters pass, when asked for.
+  enum class Stage : uint8_t {
+    kStarting,
+    kSetup,
+    kWarmup,
+    kTimed,
+    kFinishing,
+    kFinished,
+    kCounters
+  };
   Stage stage = Stage::kStarting;
   std::size_t run_index = 0;  // 0-based position in the job
   std::size_t run_count = 0;
@@ -56,6 +72,7 @@ struct Progress {
   std::string message;             // why the run failed, or what is missing from its trace
   double median_ms = 0;            // CUDA-event time per timed iteration
   std::size_t kernels_traced = 0;  // kernels in the run's trace
+  std::string counters;            // what the counters pass and PM sampling stored, in words
 };
 using ProgressCallback = std::function<void(const Progress&)>;
 
@@ -65,6 +82,10 @@ struct RunOutcome {
   storage::RunStatus status = storage::RunStatus::kPending;
   kernels::RunResult result;  // the runner's timing (CUDA events), plan and errors
   profiler::TraceOutcome trace;
+  // Outcome of the counters pass and of PM sampling when the job asked for them: "ok: ..." or
+  // why not (also stored as session properties, analysis/metrics_status.h). Empty otherwise.
+  std::string kernel_counters;
+  std::string pm_sampling;
 };
 
 struct JobResult {

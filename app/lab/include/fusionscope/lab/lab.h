@@ -35,10 +35,16 @@ std::unique_ptr<Capture> make_cupti_capture(const profiler::TracerOptions& optio
 // Runs without tracing; each run's trace_status says `reason`.
 std::unique_ptr<Capture> make_no_capture(std::string reason);
 
+class HardwareCounters;  // hardware_counters.h
+
 class Lab {
  public:
   Lab(std::unique_ptr<Executor> executor, std::unique_ptr<Capture> capture);
   ~Lab();
+
+  // What runs a job's counters pass and PM sampling (CaptureJob::counters, ::pm_sampling);
+  // CUPTI's unless set (tests set stand-ins).
+  void set_hardware_counters(std::unique_ptr<HardwareCounters> counters);
 
   bool tracing() const;
   std::string tracing_unavailable_reason() const;
@@ -54,6 +60,7 @@ class Lab {
  private:
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Capture> capture_;
+  std::unique_ptr<HardwareCounters> counters_;
 };
 
 }  // namespace fusionscope::lab

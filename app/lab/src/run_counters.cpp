@@ -1,0 +1,184 @@
+#include "run_counters.h"
+
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include "fusionscope/analysis/iteration_kernels.h"
+#include "fusionscope/analysis/metrics_status.h"
+#include "fusionscope/counters/store_records.h"
+
+namespace fusionscope::lab::detail {
+
+namespace {
+
+using counters::CounterAvailability;
+
+// Refusals that hold for every later run of the job.
+bool lasting(const counters::CounterStatus& s) {
+  return s.availability == CounterAvailability::kInsufficientPrivileges ||
+         s.availability == CounterAvailability::kNotSupported ||
+         s.availability == CounterAvailability::kNoDevice;
+}
+
+std::string micros(uint64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g us", static_cast<double>(ns) / 1e3);
+  return buf;
+}
+
+}  // namespace
+
+RunCounters::RunCounters(HardwareCounters* hardware, const CaptureJob& job,
+                         CounterRefusals& refusals)
+    : hardware_(hardware), job_(job), refusals_(refusals) {}
+
+void RunCounters::hook(kernels::RunOptions& options) {
+  if (!job_.pm_sampling || hardware_ == nullptr) return;
+  auto previous = std::move(options.on_progress);
+  const int warmup = options.warmup_iterations;
+  options.on_progress = [this, previous, warmup](const kernels::RunProgress& p) {
+    using Phase = kernels::RunProgress::Phase;
+    if ((p.phase == Phase::kWarmup && p.iteration == 0) ||
+        (p.phase == Phase::kSetup && warmup == 0))
+      start_sampling();
+    if (p.phase == Phase::kCheck || p.phase == Phase::kDone) stop_sampling();
+    if (previous) previous(p);
+  };
+}
+
+void RunCounters::start_sampling() {
+  if (sampling_ || sampling_done_) return;
+  if (refusals_.sampling) {
+    sampling_start_ = refusals_.sampling;
+    sampling_done_ = true;
+    return;
+  }
+  const counters::CounterStatus s = hardware_->start_sampling(job_.device, job_.pm_interval_ns);
+  sampling_start_ = s;
+  if (!s.ok()) {
+    if (lasting(s)) refusals_.sampling = s;
+    sampling_done_ = true;
+    return;
+  }
+  sampling_ = true;
+}
+
+void RunCounters::stop_sampling() {
+  if (!sampling_) return;
+  samples_ = hardware_->stop_sampling();
+  sampling_ = false;
+  sampling_done_ = true;
+}
+
+std::string RunCounters::store_samples(storage::SessionStore& store, const storage::RunInfo& info,
+                                       size_t& stored) {
+  if (!sampling_start_) return "skipped: the run ended before its first iteration";
+  if (!sampling_start_->ok()) return sampling_start_->describe();
+  if (!samples_) return "counters: failed: sampling did not stop";
+  const counters::PmSamplingResult& r = *samples_;
+  if (!r.status.ok()) return r.status.describe();
+  const auto records =
+      counters::to_sample_records(r, [&](std::string_view s) { return store.intern(s); });
+  store.insert_samples(info.id, records);
+  stored = r.samples.size();
+  std::string text = std::string(analysis::kMetricsOk) + ": " + std::to_string(r.samples.size()) +
+                     " samples every " + micros(r.interval_ns) +
+                     " from the first warm-up iteration to the end of the timed ones (" +
+                     r.clock_mapping + ")";
+  if (r.hardware_overflow)
+    text += "; the sampler's hardware buffer filled, so the series ends early";
+  if (r.dropped_samples > 0) text += "; " + std::to_string(r.dropped_samples) + " samples dropped";
+  return text;
+}
+
+std::string RunCounters::counters_pass(storage::SessionStore& store, const storage::RunInfo& info,
+                                       const RunSpec& spec, Executor& executor,
+                                       const kernels::RunOptions& timing, bool traced,
+                                       size_t& stored) {
+  if (info.status != storage::RunStatus::kOk)
+    return "skipped: the timed run did not complete, so there are no kernels to match";
+  if (job_.cuda_graph)
+    return "skipped: the kernels of a CUDA graph replay share one correlation id, so counters "
+           "cannot be keyed to them; capture without --graph for counters";
+  if (!traced) return "skipped: the run has no trace whose kernels the counters could be keyed to";
+  if (refusals_.kernels) return refusals_.kernels->describe();
+
+  // The timed pass's first timed iteration, which the counters pass repeats launch by launch.
+  const storage::RunData run = store.load_run(info.id);
+  const std::vector<uint32_t> indexes = analysis::iteration_kernels(run, info.warmup);
+  if (indexes.empty())
+    return "skipped: no kernels recorded in the first timed iteration (\"iteration " +
+           std::to_string(info.warmup) + "\")";
+  std::vector<storage::KernelRecord> iteration;
+  for (uint32_t i : indexes) iteration.push_back(run.kernels[i]);
+
+  const counters::CounterPassResult pass =
+      hardware_->kernel_pass(executor, spec.config, spec.variant, timing);
+  if (!pass.status.ok()) {
+    if (lasting(pass.status)) refusals_.kernels = pass.status;
+    return pass.status.describe();
+  }
+  std::vector<storage::KernelMetricRecord> records;
+  try {
+    const std::vector<uint32_t> ids = counters::match_by_launch_order(pass, iteration);
+    records = counters::to_kernel_metric_records(
+        pass, ids, [&](std::string_view s) { return store.intern(s); });
+  } catch (const counters::MatchError& e) {
+    return std::string("counters: failed: ") + e.what();
+  }
+  store.insert_kernel_metrics(info.id, records);
+  stored = pass.kernels.size();
+  std::string text = std::string(analysis::kMetricsOk) + ": " +
+                     std::to_string(pass.kernels.size()) + " kernels of timed iteration " +
+                     std::to_string(info.warmup) + " (" + std::to_string(pass.passes) +
+                     " replay passes per kernel on " + pass.chip + ")";
+  if (!pass.skipped_metrics.empty()) {
+    text += "; not on this chip:";
+    for (const std::string& m : pass.skipped_metrics) text += " " + m;
+  }
+  if (pass.limit_reached) text += "; the kernel limit was reached, later kernels are missing";
+  return text;
+}
+
+std::string RunCounters::finish(storage::SessionStore& store, const storage::RunInfo& info,
+                                const RunSpec& spec, Executor& executor,
+                                const kernels::RunOptions& timing, bool traced,
+                                RunOutcome& outcome) {
+  if (!wanted()) return {};
+  if (hardware_ == nullptr) {
+    const std::string why = "counters: failed: no hardware counters in this build";
+    if (job_.counters) outcome.kernel_counters = why;
+    if (job_.pm_sampling) outcome.pm_sampling = why;
+  }
+  std::string words;
+  if (job_.pm_sampling && hardware_ != nullptr) {
+    stop_sampling();  // a run that failed or was cancelled never reached its end
+    size_t n = 0;
+    outcome.pm_sampling = store_samples(store, info, n);
+    words += outcome.pm_sampling.starts_with(analysis::kMetricsOk)
+                 ? std::to_string(n) + " samples"
+                 : "no samples (" + outcome.pm_sampling + ")";
+  }
+  if (job_.counters && hardware_ != nullptr) {
+    size_t n = 0;
+    try {
+      outcome.kernel_counters = counters_pass(store, info, spec, executor, timing, traced, n);
+    } catch (const storage::StoreError&) {
+      throw;
+    } catch (const std::exception& e) {
+      outcome.kernel_counters = std::string("counters: failed: ") + e.what();
+    }
+    if (!words.empty()) words += ", ";
+    words += outcome.kernel_counters.starts_with(analysis::kMetricsOk)
+                 ? "counters for " + std::to_string(n) + " kernels"
+                 : "no counters (" + outcome.kernel_counters + ")";
+  }
+  if (!outcome.pm_sampling.empty())
+    store.set_property(analysis::pm_sampling_property(info.id), outcome.pm_sampling);
+  if (!outcome.kernel_counters.empty())
+    store.set_property(analysis::kernel_counters_property(info.id), outcome.kernel_counters);
+  return words;
+}
+
+}  // namespace fusionscope::lab::detail
