@@ -43,6 +43,23 @@ void add_screenshot_command(CLI::App& app) {
                   "Select the first timed kernel whose name contains this (timeline views)");
   cmd->add_option("--scale", args->options.scale, "UI scale, 1 to 3 (default 1)")
       ->check(CLI::Range(1.0f, 3.0f));
+  // The live lab, headless (docs/lab.md): needs a CUDA GPU; SESSION receives the runs.
+  cmd->add_option("--lab", args->options.lab_preset,
+                  "Run this preset in the Lab panel into SESSION (created when missing) and "
+                  "capture the window after the job");
+  cmd->add_option("--lab-variants", args->options.lab_variants,
+                  "Variants for --lab, comma separated, or all (default)");
+  cmd->add_option("--lab-sweep", args->options.lab_sweep,
+                  "Sweep one size for --lab: SIZE:FROM:TO[:POINTS], e.g. hidden:256:8192 "
+                  "(doubling without POINTS)");
+  cmd->add_option("--lab-iters", args->options.lab_iterations, "Timed iterations per run (20)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--lab-warmup", args->options.lab_warmup, "Warm-up iterations per run (5)")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_flag("!--lab-no-check", args->options.lab_verify,
+                "Do not compare outputs with the fp32 reference");
+  cmd->add_option("--lab-during", args->options.lab_during,
+                  "Also capture the window half-way through the lab's job (PNG)");
   cmd->callback([args] {
     ui::ScreenshotOptions o = args->options;
     if (!parse_size(args->size, o.width, o.height)) {

@@ -6,7 +6,12 @@
 #include <stdexcept>
 
 #include "fusionscope/analysis/format.h"
+#include "lab_panel.h"
 #include "sample_locator.h"
+#include "session_edit.h"
+#include "session_menu.h"
+#include "sweep_chart.h"
+#include "ui_probe.h"
 #include "views.h"
 
 namespace fusionscope::ui {
@@ -22,7 +27,8 @@ void show_error(AppState& app, std::string title, std::string message) {
 bool open_session_file(AppState& app, const fs::path& path, bool is_sample) {
   try {
     std::unique_ptr<Session> session = open_session(path);
-    session->is_sample = is_sample;
+    // The built-in sample is never written, however it was opened.
+    session->is_sample = is_sample || same_file(path, find_sample_session());
     app.session = std::move(session);
   } catch (const std::exception& e) {
     show_error(app, "Cannot open session", e.what());
@@ -136,7 +142,10 @@ namespace {
 
 void draw_menu_bar(AppState& app) {
   if (!ImGui::BeginMainMenuBar()) return;
-  if (ImGui::BeginMenu("File")) {
+  const bool file_open = ImGui::BeginMenu("File");
+  probe_item(app, "menu.file");
+  if (file_open) {
+    draw_file_menu_new_item(app);
     if (ImGui::MenuItem("Open session...", "Ctrl+O"))
       open_file_browser(
           app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open",
@@ -159,8 +168,11 @@ void draw_menu_bar(AppState& app) {
         }
       }
     }
+    draw_file_menu_session_items(app);
     ImGui::Separator();
-    if (ImGui::MenuItem("Export screenshot..."))
+    const bool export_clicked = ImGui::MenuItem("Export screenshot...");
+    probe_item(app, "menu.file.screenshot");
+    if (export_clicked)
       open_file_browser(app.file_browser, FileBrowserMode::kSave, "Export screenshot", ".png",
                         "screenshot", {}, "fusionscope.png");
     ImGui::Separator();
@@ -178,6 +190,14 @@ void draw_menu_bar(AppState& app) {
     }
     if (ImGui::MenuItem("Comparison", nullptr, app.view == View::kComparison)) {
       app.view = View::kComparison;
+      app.view_requested = true;
+    }
+    if (ImGui::MenuItem("Lab", nullptr, app.view == View::kLab)) {
+      app.view = View::kLab;
+      app.view_requested = true;
+    }
+    if (ImGui::MenuItem("Sweep", nullptr, app.view == View::kSweep)) {
+      app.view = View::kSweep;
       app.view_requested = true;
     }
     ImGui::Separator();
@@ -240,7 +260,9 @@ void draw_views(AppState& app) {
   auto tab = [&](const char* name, View v, void (*draw)(AppState&)) {
     const ImGuiTabItemFlags flags =
         app.view_requested && app.view == v ? ImGuiTabItemFlags_SetSelected : 0;
-    if (ImGui::BeginTabItem(name, nullptr, flags)) {
+    const bool open = ImGui::BeginTabItem(name, nullptr, flags);
+    probe_item(app, std::string("tab.") + name);
+    if (open) {
       if (!app.view_requested) app.view = v;
       ImGui::Spacing();
       draw(app);
@@ -250,6 +272,8 @@ void draw_views(AppState& app) {
   tab("Timeline", View::kTimeline, draw_timeline_view);
   tab("Statistics", View::kStatistics, draw_stats_view);
   tab("Comparison", View::kComparison, draw_comparison_view);
+  tab("Lab", View::kLab, draw_lab_panel);
+  tab("Sweep", View::kSweep, draw_sweep_view);
   app.view_requested = false;
   ImGui::EndTabBar();
 }
@@ -266,6 +290,10 @@ void draw_welcome(AppState& app) {
     open_file_browser(app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open");
   ImGui::SameLine();
   if (ImGui::Button("Open the sample session")) open_sample_session(app);
+  ImGui::SameLine();
+  if (ImGui::Button("New session..."))
+    open_file_browser(app.file_browser, FileBrowserMode::kSave, "New session", ".fsdb",
+                      "new-session", {}, suggested_session_name());
   ImGui::EndGroup();
 }
 
@@ -298,7 +326,9 @@ void draw_popups(AppState& app) {
       app.pending_screenshot = chosen.string();
       app.screenshot_wait_frames = 2;  // this frame still shows the popup
     }
+    handle_session_file_choice(app, app.file_browser.purpose, chosen);
   }
+  draw_session_popups(app);
   if (app.error.open_requested) {
     ImGui::OpenPopup("###error");
     app.error.open_requested = false;
@@ -398,6 +428,12 @@ void draw_solo(AppState& app) {
       case Panel::kComparison:
         draw_comparison_view(app);
         break;
+      case Panel::kLab:
+        draw_lab_panel(app);
+        break;
+      case Panel::kSweep:
+        draw_sweep_view(app);
+        break;
       case Panel::kAll:
         break;
     }
@@ -408,9 +444,11 @@ void draw_solo(AppState& app) {
 }  // namespace
 
 void draw_app(AppState& app) {
+  sync_lab(app);
   if (app.solo != Panel::kAll) {
     draw_solo(app);
     draw_popups(app);
+    write_ui_probe(app);
     return;
   }
   handle_shortcuts(app);
@@ -439,6 +477,7 @@ void draw_app(AppState& app) {
   draw_status_bar(app, status_h);
   ImGui::End();
   draw_popups(app);
+  write_ui_probe(app);
 }
 
 }  // namespace fusionscope::ui

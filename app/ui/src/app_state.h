@@ -12,6 +12,7 @@
 #include "fusionscope/analysis/compare.h"
 #include "fusionscope/analysis/stats.h"
 #include "gpu_info.h"
+#include "lab_state.h"
 #include "recent_files.h"
 #include "session.h"
 #include "theme.h"
@@ -19,10 +20,10 @@
 
 namespace fusionscope::ui {
 
-enum class View { kTimeline, kStatistics, kComparison };
+enum class View { kTimeline, kStatistics, kComparison, kLab, kSweep };
 
 // What fills the window: everything, or one panel alone (headless screenshots of one view).
-enum class Panel { kAll, kRuns, kTimeline, kStatistics, kComparison };
+enum class Panel { kAll, kRuns, kTimeline, kStatistics, kComparison, kLab, kSweep };
 
 struct RunsPanelState {
   std::vector<int64_t> selected;  // run ids shown on the timeline, in table order
@@ -83,6 +84,10 @@ struct AppState {
   TimelineViewState timeline;
   StatsViewState stats;
   ComparisonViewState comparison;
+  LabPanelState lab;      // the live lab (lab_panel.cpp)
+  SweepViewState sweep;   // sweep charts (sweep_chart.cpp)
+  SessionEditState edit;  // new, save as, notes, rename, delete (session_menu.cpp)
+  UiProbe probe;          // state for tests that drive the window (ui_probe.cpp)
 
   View view = View::kTimeline;
   bool view_requested = false;  // select `view`'s tab on the next frame

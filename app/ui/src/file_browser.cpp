@@ -141,8 +141,11 @@ bool draw_file_browser(FileBrowserState& s, fs::path& chosen) {
   ImGui::TextUnformatted("File");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
-  const bool enter_pressed = ImGui::InputText("##file", s.file_name, sizeof s.file_name,
-                                              ImGuiInputTextFlags_EnterReturnsTrue);
+  // Focused when the popup opens, with its text selected: typing a name (or a path) replaces it.
+  if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+  const bool enter_pressed =
+      ImGui::InputText("##file", s.file_name, sizeof s.file_name,
+                       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
   const bool have_name = std::strlen(s.file_name) > 0;
   if (!have_name) ImGui::BeginDisabled();
   const bool ok = ImGui::Button(s.mode == FileBrowserMode::kOpen ? "Open" : "Save",

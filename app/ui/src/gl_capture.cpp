@@ -1,5 +1,7 @@
 #include "gl_capture.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -12,6 +14,15 @@
 namespace fusionscope::ui {
 
 namespace {
+
+// An OpenGL entry point of the current context: through GLFW for a window's context, through
+// EGL for a headless one (egl_platform.cpp loads libEGL globally).
+GLFWglproc gl_proc(const char* name) {
+  if (glfwGetCurrentContext() != nullptr) return glfwGetProcAddress(name);
+  using EglGetProc = GLFWglproc (*)(const char*);
+  static const auto egl = reinterpret_cast<EglGetProc>(dlsym(RTLD_DEFAULT, "eglGetProcAddress"));
+  return egl ? egl(name) : reinterpret_cast<GLFWglproc>(dlsym(RTLD_DEFAULT, name));
+}
 
 // Framebuffer-object entry points, resolved from the current context (GL 3.0 core functions are
 // not exported by every libGL, so they are looked up rather than linked).
@@ -27,24 +38,20 @@ struct FboFunctions {
   PFNGLCHECKFRAMEBUFFERSTATUSPROC check_framebuffer_status = nullptr;
 
   bool load() {
-    gen_framebuffers =
-        reinterpret_cast<PFNGLGENFRAMEBUFFERSPROC>(glfwGetProcAddress("glGenFramebuffers"));
+    gen_framebuffers = reinterpret_cast<PFNGLGENFRAMEBUFFERSPROC>(gl_proc("glGenFramebuffers"));
     delete_framebuffers =
-        reinterpret_cast<PFNGLDELETEFRAMEBUFFERSPROC>(glfwGetProcAddress("glDeleteFramebuffers"));
-    bind_framebuffer =
-        reinterpret_cast<PFNGLBINDFRAMEBUFFERPROC>(glfwGetProcAddress("glBindFramebuffer"));
-    gen_renderbuffers =
-        reinterpret_cast<PFNGLGENRENDERBUFFERSPROC>(glfwGetProcAddress("glGenRenderbuffers"));
+        reinterpret_cast<PFNGLDELETEFRAMEBUFFERSPROC>(gl_proc("glDeleteFramebuffers"));
+    bind_framebuffer = reinterpret_cast<PFNGLBINDFRAMEBUFFERPROC>(gl_proc("glBindFramebuffer"));
+    gen_renderbuffers = reinterpret_cast<PFNGLGENRENDERBUFFERSPROC>(gl_proc("glGenRenderbuffers"));
     delete_renderbuffers =
-        reinterpret_cast<PFNGLDELETERENDERBUFFERSPROC>(glfwGetProcAddress("glDeleteRenderbuffers"));
-    bind_renderbuffer =
-        reinterpret_cast<PFNGLBINDRENDERBUFFERPROC>(glfwGetProcAddress("glBindRenderbuffer"));
+        reinterpret_cast<PFNGLDELETERENDERBUFFERSPROC>(gl_proc("glDeleteRenderbuffers"));
+    bind_renderbuffer = reinterpret_cast<PFNGLBINDRENDERBUFFERPROC>(gl_proc("glBindRenderbuffer"));
     renderbuffer_storage =
-        reinterpret_cast<PFNGLRENDERBUFFERSTORAGEPROC>(glfwGetProcAddress("glRenderbufferStorage"));
-    framebuffer_renderbuffer = reinterpret_cast<PFNGLFRAMEBUFFERRENDERBUFFERPROC>(
-        glfwGetProcAddress("glFramebufferRenderbuffer"));
-    check_framebuffer_status = reinterpret_cast<PFNGLCHECKFRAMEBUFFERSTATUSPROC>(
-        glfwGetProcAddress("glCheckFramebufferStatus"));
+        reinterpret_cast<PFNGLRENDERBUFFERSTORAGEPROC>(gl_proc("glRenderbufferStorage"));
+    framebuffer_renderbuffer =
+        reinterpret_cast<PFNGLFRAMEBUFFERRENDERBUFFERPROC>(gl_proc("glFramebufferRenderbuffer"));
+    check_framebuffer_status =
+        reinterpret_cast<PFNGLCHECKFRAMEBUFFERSTATUSPROC>(gl_proc("glCheckFramebufferStatus"));
     return gen_framebuffers && delete_framebuffers && bind_framebuffer && gen_renderbuffers &&
            delete_renderbuffers && bind_renderbuffer && renderbuffer_storage &&
            framebuffer_renderbuffer && check_framebuffer_status;

@@ -29,6 +29,7 @@ float ui_scale(GLFWwindow* window, float requested) {
     if (s >= 0.5f && s <= 4.0f) return s;
   }
   float x = 1.0f, y = 1.0f;
+  if (!window) return 1.0f;
   glfwGetWindowContentScale(window, &x, &y);
   const float s = x > y ? x : y;
   return s >= 0.5f && s <= 4.0f ? s : 1.0f;
@@ -56,15 +57,19 @@ bool open_platform(Platform& p, const WindowSpec& spec, std::string* error) {
   glfwMakeContextCurrent(p.window);
   glfwSwapInterval(1);
   p.scale = ui_scale(p.window, spec.scale);
+  p.input = spec.input;
+  return init_imgui(p, spec, error);
+}
 
+bool init_imgui(Platform& p, const WindowSpec& spec, std::string* error) {
+  if (!p.window) p.scale = ui_scale(nullptr, spec.scale);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is fixed; nothing worth a file in the working directory
   p.font_file = load_ui_font(std::round(15.0f * p.scale));
   apply_style(p.scale);
-  p.input = spec.input;
-  if (p.input) ImGui_ImplGlfw_InitForOpenGL(p.window, true);
+  if (p.input && p.window) ImGui_ImplGlfw_InitForOpenGL(p.window, true);
   if (!ImGui_ImplOpenGL3_Init(kGlslVersion)) {
     if (error) *error = "the OpenGL driver cannot run ImGui's renderer (GLSL 1.30 is needed)";
     close_platform(p);
@@ -76,8 +81,12 @@ bool open_platform(Platform& p, const WindowSpec& spec, std::string* error) {
 void close_platform(Platform& p) {
   if (ImGui::GetCurrentContext()) {
     ImGui_ImplOpenGL3_Shutdown();
-    if (p.input) ImGui_ImplGlfw_Shutdown();
+    if (p.input && p.window) ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
+  }
+  if (p.egl_library) {
+    close_headless_platform(p);
+    return;
   }
   if (p.window) glfwDestroyWindow(p.window);
   p.window = nullptr;

@@ -1,6 +1,8 @@
 #include <algorithm>
 
 #include "fusionscope/analysis/format.h"
+#include "session_menu.h"
+#include "ui_probe.h"
 #include "views.h"
 
 namespace fusionscope::ui {
@@ -72,8 +74,16 @@ void draw_runs_panel(AppState& app, float height) {
     ImGui::TableSetColumnIndex(0);
     const bool selected = std::find(app.runs.selected.begin(), app.runs.selected.end(), info.id) !=
                           app.runs.selected.end();
-    if (ImGui::Selectable(run_label(info).c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
+    if (ImGui::Selectable(run_label(info).c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
       click_run(app.runs, session, info.id);
+      // Two runs picked together are the pair to compare.
+      if (app.runs.selected.size() == 2) {
+        app.comparison.a = app.runs.selected[0];
+        app.comparison.b = app.runs.selected[1];
+      }
+    }
+    probe_item(app, "runs.row." + std::to_string(info.id));
+    draw_run_context_menu(app, info);
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
       ImGui::Text("Run #%lld, created %s", static_cast<long long>(info.id),

@@ -1,6 +1,8 @@
 #include <cfloat>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <memory>
 
 #include <GL/gl.h>
@@ -9,14 +11,17 @@
 
 #include "app.h"
 #include "gl_capture.h"
+#include "lab_demo.h"
 #include "platform.h"
 #include "sample_locator.h"
+#include "session_edit.h"
 #include "ui/gui_main.h"
 
 namespace fusionscope::ui {
 
 const std::vector<std::string>& screenshot_views() {
-  static const std::vector<std::string> views = {"timeline", "comparison", "stats", "runs"};
+  static const std::vector<std::string> views = {"timeline", "comparison", "stats",
+                                                 "runs",     "lab",        "sweep"};
   return views;
 }
 
@@ -27,6 +32,8 @@ Panel panel_of(const std::string& view) {
   if (view == "comparison") return Panel::kComparison;
   if (view == "stats") return Panel::kStatistics;
   if (view == "runs") return Panel::kRuns;
+  if (view == "lab") return Panel::kLab;
+  if (view == "sweep") return Panel::kSweep;
   return Panel::kAll;
 }
 
@@ -87,7 +94,8 @@ int run_screenshot(const ScreenshotOptions& o) {
   if (!o.view.empty() && panel == Panel::kAll) {
     std::fprintf(
         stderr,
-        "fusionscope screenshot: unknown view \"%s\" (timeline, comparison, stats or runs)\n",
+        "fusionscope screenshot: unknown view \"%s\" (timeline, comparison, stats, runs, lab or "
+        "sweep)\n",
         o.view.c_str());
     return 2;
   }
@@ -96,7 +104,24 @@ int run_screenshot(const ScreenshotOptions& o) {
                  o.width, o.height);
     return 2;
   }
+  const bool lab_run = !o.lab_preset.empty();
+  if (lab_run && o.session_path.empty()) {
+    std::fprintf(stderr,
+                 "fusionscope screenshot: --lab needs a session file to write the runs into "
+                 "(it is created when missing)\n");
+    return 2;
+  }
   std::string path = o.session_path;
+  if (lab_run && !std::filesystem::exists(path)) {
+    try {
+      storage::SessionInfo info;
+      info.name = std::filesystem::path(path).stem().string();
+      storage::SessionStore::create(path, info);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fusionscope screenshot: %s\n", e.what());
+      return 1;
+    }
+  }
   if (path.empty()) {
     path = find_sample_session().string();
     if (path.empty()) {
@@ -112,9 +137,14 @@ int run_screenshot(const ScreenshotOptions& o) {
   std::vector<int64_t> runs;
   try {
     session = open_session(path);
+    session->is_sample = same_file(path, find_sample_session());
     runs = resolve_runs(*session, o.runs);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fusionscope screenshot: %s\n", e.what());
+    return 1;
+  }
+  if (std::string why; lab_run && !session_writable(*session, &why)) {
+    std::fprintf(stderr, "fusionscope screenshot: --lab: %s\n", why.c_str());
     return 1;
   }
 
@@ -126,7 +156,11 @@ int run_screenshot(const ScreenshotOptions& o) {
   spec.visible = false;
   spec.input = false;
   spec.scale = o.scale;
-  if (!open_platform(p, spec, &error)) {
+  // Without an X display (a GPU server), EGL gives a context of its own.
+  const char* display = std::getenv("DISPLAY");
+  const char* render = std::getenv("FUSIONSCOPE_RENDER");
+  const bool egl = (render && std::string(render) == "egl") || !display || !*display;
+  if (!(egl ? open_headless_platform(p, spec, &error) : open_platform(p, spec, &error))) {
     std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
     return 1;
   }
@@ -153,13 +187,27 @@ int run_screenshot(const ScreenshotOptions& o) {
     if (code == 0) {
       if (panel == Panel::kComparison) app.view = View::kComparison;
       if (panel == Panel::kStatistics) app.view = View::kStatistics;
-      for (int i = 0; i < std::max(o.frames, 2); ++i) render_frame(app, target, o.width, o.height);
-      const Image image = read_pixels(0, 0, o.width, o.height, o.width, o.height);
-      target.unbind();
-      if (!write_png(o.out_path, image, &error)) {
+      if (panel == Panel::kLab) app.view = View::kLab;
+      if (panel == Panel::kSweep) app.view = View::kSweep;
+      auto frame = [&] { render_frame(app, target, o.width, o.height); };
+      auto capture = [&](const std::string& png) {
+        const Image image = read_pixels(0, 0, o.width, o.height, o.width, o.height);
+        if (write_png(png, image, &error)) return true;
         std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
-        code = 1;
+        return false;
+      };
+      if (lab_run) {
+        if (!apply_lab_options(app, o, &error)) {
+          std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
+          code = 2;
+        } else {
+          code = run_lab_frames(app, o, frame, capture);
+        }
+      } else {
+        for (int i = 0; i < std::max(o.frames, 2); ++i) frame();
+        if (!capture(o.out_path)) code = 1;
       }
+      target.unbind();
     }
   }
   close_platform(p);

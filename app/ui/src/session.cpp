@@ -68,6 +68,7 @@ std::unique_ptr<Session> open_session(const std::filesystem::path& path) {
   auto session = std::make_unique<Session>();
   session->path = path;
   session->info = store.session();
+  session->properties = store.properties();
   for (const storage::RunInfo& info : store.runs()) {
     try {
       session->runs.push_back(prepare_run(store.load_run(info.id)));

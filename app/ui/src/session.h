@@ -38,7 +38,8 @@ struct Session {
   std::filesystem::path path;
   bool is_sample = false;
   storage::SessionInfo info;
-  std::vector<std::unique_ptr<LoadedRun>> runs;  // in the store's order (by id)
+  std::vector<std::unique_ptr<LoadedRun>> runs;                 // in the store's order (by id)
+  std::vector<std::pair<std::string, std::string>> properties;  // e.g. the lab's sweeps
 
   const LoadedRun* find_run(int64_t id) const;
   int index_of(int64_t id) const;  // -1 if absent

@@ -27,9 +27,21 @@ struct ScreenshotOptions {
   std::string select;
   float scale = 1.0f;  // UI scale (fonts and spacing)
   int frames = 5;      // frames rendered before capture (tables settle their layout)
+
+  // The live lab, headless (docs/lab.md): runs `lab_preset` in `lab_variants` (or a sweep) into
+  // session_path (created when missing; the sample is refused) while rendering the app, writes
+  // `lab_during` (when given) half-way through the job and `out_path` once it has ended.
+  std::string lab_preset;
+  std::string lab_variants = "all";
+  std::string lab_sweep;  // SIZE:FROM:TO[:POINTS], e.g. hidden:256:8192 (doubling)
+  int lab_warmup = 5;
+  int lab_iterations = 20;
+  bool lab_verify = true;
+  std::string lab_during;
 };
 
-// Renders the app offscreen under the current X display (Xvfb is fine) and writes the PNG.
+// Renders the app offscreen under the current X display (Xvfb is fine), or through EGL when
+// there is no display ($DISPLAY unset, or FUSIONSCOPE_RENDER=egl), and writes the PNG.
 // Returns the process exit code; errors are printed for a person.
 int run_screenshot(const ScreenshotOptions& options);
 

@@ -1,0 +1,112 @@
+#include "ui_probe.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <imgui.h>
+
+#include "session_edit.h"
+
+namespace fusionscope::ui {
+
+namespace {
+
+const char* view_name(View v) {
+  switch (v) {
+    case View::kTimeline:
+      return "timeline";
+    case View::kStatistics:
+      return "statistics";
+    case View::kComparison:
+      return "comparison";
+    case View::kLab:
+      return "lab";
+    case View::kSweep:
+      return "sweep";
+  }
+  return "?";
+}
+
+// One line per value: newlines inside values would break the format.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+}  // namespace
+
+void init_ui_probe(AppState& app) {
+  const char* path = std::getenv("FUSIONSCOPE_UI_STATE");
+  app.probe.path = path ? path : "";
+}
+
+void probe_item(AppState& app, const std::string& name) {
+  if (app.probe.path.empty()) return;
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  app.probe.items.push_back({name, {a.x, a.y, b.x - a.x, b.y - a.y}});
+}
+
+std::string ui_probe_text(const AppState& app) {
+  std::string t;
+  auto line = [&](const std::string& key, const std::string& value) {
+    t += key + "=" + one_line(value) + "\n";
+  };
+  if (app.session) {
+    line("session", app.session->path.string());
+    line("session_writable", session_writable(*app.session) ? "1" : "0");
+    line("runs", std::to_string(app.session->runs.size()));
+  } else {
+    line("session", "");
+  }
+  std::string selected;
+  for (int64_t id : app.runs.selected)
+    selected += (selected.empty() ? "" : ",") + std::to_string(id);
+  line("selected", selected);
+  line("comparison", std::to_string(app.comparison.a) + "," + std::to_string(app.comparison.b));
+  line("view", view_name(app.view));
+  if (app.lab.controller) {
+    const lab::LabStatus s = app.lab.controller->status();
+    const char* states[] = {"idle", "running", "cancelling", "done"};
+    line("lab.state", states[static_cast<int>(s.state)]);
+    line("lab.progress", s.describe_progress());
+    line("lab.summary", s.state == lab::LabStatus::State::kDone ? s.summary() : "");
+  }
+  std::string refusals;
+  for (const std::string& r : app.lab.refusals) refusals += (refusals.empty() ? "" : " | ") + r;
+  line("lab.refusals", refusals);
+  line("lab.run_enabled", app.lab.run_enabled ? "1" : "0");
+  line("lab.start_error", app.lab.start_error);
+  line("status", app.status);
+  line("popup", app.probe.open_popup);
+  line("last_error", app.error.title.empty() ? "" : app.error.title + ": " + app.error.message);
+  for (const auto& [name, r] : app.probe.items) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "item %s %.0f %.0f %.0f %.0f\n", name.c_str(), r[0], r[1], r[2],
+                  r[3]);
+    t += buf;
+  }
+  return t;
+}
+
+void write_ui_probe(AppState& app) {
+  if (app.probe.path.empty()) return;
+  std::string text = ui_probe_text(app);
+  app.probe.items.clear();
+  app.probe.open_popup.clear();
+  if (text == app.probe.last_written) return;
+  // Written beside and renamed over, so a reader never sees half a file.
+  const std::string tmp = app.probe.path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, app.probe.path, ec);
+  if (!ec) app.probe.last_written = std::move(text);
+}
+
+}  // namespace fusionscope::ui
