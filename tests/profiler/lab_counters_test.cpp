@@ -137,6 +137,9 @@ class FakeCounters : public HardwareCounters {
                  std::string(counters::metric::kSampleDramWrite)};
     r.interval_ns = interval;
     r.clock_mapping = "CUPTI clock";
+    // Idle samples long before the first iteration, as while the sampler itself starts up.
+    for (int i = 0; i < early_samples; ++i)
+      r.samples.push_back({-2'000'000 + i * 10'000, -1'990'000 + i * 10'000, {0.0, 0.0}});
     for (int i = 0; i < 4; ++i)
       r.samples.push_back({10'000 + i * 10'000, 20'000 + i * 10'000, {1e12, 0.5e12}});
     return r;
@@ -145,6 +148,7 @@ class FakeCounters : public HardwareCounters {
   counters::CounterStatus pass_status;
   counters::CounterStatus sampling_status;
   int kernels_profiled = kKernelsPerPass;
+  int early_samples = 0;
   int passes = 0;
   int pass_device = -1;
   uint64_t interval = 0;
@@ -237,6 +241,21 @@ TEST(LabCounters, SamplingCoversWarmupAndTimedIterationsOnly) {
   ASSERT_TRUE(property.has_value());
   EXPECT_EQ(property->rfind("ok: 4 samples every 20 us", 0), 0u) << *property;
   EXPECT_EQ(words, "4 samples");
+}
+
+TEST(LabCounters, SamplesOutsideTheIterationsAreDropped) {
+  Bench b = make_bench("early.fsdb", 1, 1);
+  b.counters->early_samples = 50;
+  CaptureJob job = job_of(1, 1);
+  job.pm_sampling = true;
+  job.pm_interval_ns = 20'000;  // the iterations' samples lie within two intervals of them
+  const JobResult result = b.lab->run(b.store, job);
+  const storage::RunData run = b.store.load_run(result.run_ids[0]);
+  EXPECT_EQ(run.samples.size(), 12u);
+  for (const auto& s : run.samples) EXPECT_GT(s.t_ns, 0);
+  const std::string p = result.runs[0].pm_sampling;
+  EXPECT_EQ(p.rfind("ok: 4 samples", 0), 0u) << p;
+  EXPECT_NE(p.find("50 taken before or after them dropped"), std::string::npos) << p;
 }
 
 TEST(LabCounters, WithoutWarmupSamplingStartsAtSetup) {

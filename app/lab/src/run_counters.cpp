@@ -1,7 +1,10 @@
 #include "run_counters.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "fusionscope/analysis/iteration_kernels.h"
@@ -71,31 +74,72 @@ void RunCounters::stop_sampling() {
   sampling_done_ = true;
 }
 
+namespace {
+
+// The run's iterations on the CUPTI clock: from the first "iteration N" range's start to the end
+// of the last kernel launched in one. Empty when the run has no trace of them.
+std::optional<std::pair<int64_t, int64_t>> iterations_extent(const storage::RunData& run) {
+  std::optional<std::pair<int64_t, int64_t>> out;
+  const std::vector<long> of = analysis::kernel_iterations(run);
+  for (size_t i = 0; i < run.kernels.size(); ++i) {
+    if (of[i] < 0) continue;
+    const auto& k = run.kernels[i];
+    if (!out) out = {k.start_ns, k.end_ns};
+    out->first = std::min(out->first, k.start_ns);
+    out->second = std::max(out->second, k.end_ns);
+  }
+  if (!out) return out;
+  for (const auto& r : run.ranges)
+    if (run.str(r.name).starts_with("iteration ")) out->first = std::min(out->first, r.start_ns);
+  return out;
+}
+
+}  // namespace
+
 std::string RunCounters::store_samples(storage::SessionStore& store, const storage::RunInfo& info,
-                                       size_t& stored) {
+                                       const storage::RunData* run, size_t& stored) {
   if (!sampling_start_) return "skipped: the run ended before its first iteration";
   if (!sampling_start_->ok()) return sampling_start_->describe();
   if (!samples_) return "counters: failed: sampling did not stop";
-  const counters::PmSamplingResult& r = *samples_;
+  counters::PmSamplingResult& r = *samples_;
   if (!r.status.ok()) return r.status.describe();
+  // Sampling starts before the first warm-up iteration, but the sampler's own start takes long
+  // (about a second on an H100 with CUPTI 13.0, docs/bandwidth.md) while the GPU idles: keep the
+  // samples of the iterations, a few intervals either side.
+  const size_t taken = r.samples.size();
+  std::string kept = "from the first warm-up iteration to the end of the timed ones";
+  if (const auto extent = run ? iterations_extent(*run) : std::nullopt) {
+    const int64_t margin = 2 * static_cast<int64_t>(r.interval_ns);
+    std::erase_if(r.samples, [&](const counters::PmSample& x) {
+      const int64_t t = x.start_ns + (x.end_ns - x.start_ns) / 2;
+      return t < extent->first - margin || t > extent->second + margin;
+    });
+    kept = "within the warm-up and timed iterations (" + std::to_string(taken - r.samples.size()) +
+           " taken before or after them dropped)";
+  }
+  if (r.samples.empty())
+    return "counters: failed: no PM sample fell within the iterations" +
+           std::string(r.hardware_overflow
+                           ? " (the sampler's hardware buffer filled before they began; a "
+                             "longer --pm-interval-us lasts longer)"
+                           : "");
   const auto records =
       counters::to_sample_records(r, [&](std::string_view s) { return store.intern(s); });
   store.insert_samples(info.id, records);
   stored = r.samples.size();
   std::string text = std::string(analysis::kMetricsOk) + ": " + std::to_string(r.samples.size()) +
-                     " samples every " + micros(r.interval_ns) +
-                     " from the first warm-up iteration to the end of the timed ones (" +
+                     " samples every " + micros(r.interval_ns) + " " + kept + " (" +
                      r.clock_mapping + ")";
   if (r.hardware_overflow)
-    text += "; the sampler's hardware buffer filled, so the series ends early";
+    text += "; the sampler's hardware buffer filled, so the series may end early";
   if (r.dropped_samples > 0) text += "; " + std::to_string(r.dropped_samples) + " samples dropped";
   return text;
 }
 
 std::string RunCounters::counters_pass(storage::SessionStore& store, const storage::RunInfo& info,
-                                       const RunSpec& spec, Executor& executor,
-                                       const kernels::RunOptions& timing, bool traced,
-                                       size_t& stored) {
+                                       const storage::RunData& run, const RunSpec& spec,
+                                       Executor& executor, const kernels::RunOptions& timing,
+                                       bool traced, size_t& stored) {
   if (info.status != storage::RunStatus::kOk)
     return "skipped: the timed run did not complete, so there are no kernels to match";
   if (job_.cuda_graph)
@@ -105,7 +149,6 @@ std::string RunCounters::counters_pass(storage::SessionStore& store, const stora
   if (refusals_.kernels) return refusals_.kernels->describe();
 
   // The timed pass's first timed iteration, which the counters pass repeats launch by launch.
-  const storage::RunData run = store.load_run(info.id);
   const std::vector<uint32_t> indexes = analysis::iteration_kernels(run, info.warmup);
   if (indexes.empty())
     return "skipped: no kernels recorded in the first timed iteration (\"iteration " +
@@ -152,10 +195,13 @@ std::string RunCounters::finish(storage::SessionStore& store, const storage::Run
     if (job_.pm_sampling) outcome.pm_sampling = why;
   }
   std::string words;
+  // The run as traced: its iterations bound the samples kept and give the counters' kernels.
+  std::optional<storage::RunData> run;
+  if (traced && hardware_ != nullptr) run = store.load_run(info.id);
   if (job_.pm_sampling && hardware_ != nullptr) {
     stop_sampling();  // a run that failed or was cancelled never reached its end
     size_t n = 0;
-    outcome.pm_sampling = store_samples(store, info, n);
+    outcome.pm_sampling = store_samples(store, info, run ? &*run : nullptr, n);
     words += outcome.pm_sampling.starts_with(analysis::kMetricsOk)
                  ? std::to_string(n) + " samples"
                  : "no samples (" + outcome.pm_sampling + ")";
@@ -163,7 +209,9 @@ std::string RunCounters::finish(storage::SessionStore& store, const storage::Run
   if (job_.counters && hardware_ != nullptr) {
     size_t n = 0;
     try {
-      outcome.kernel_counters = counters_pass(store, info, spec, executor, timing, traced, n);
+      outcome.kernel_counters =
+          run ? counters_pass(store, info, *run, spec, executor, timing, traced, n)
+              : "skipped: the run has no trace whose kernels the counters could be keyed to";
     } catch (const storage::StoreError&) {
       throw;
     } catch (const std::exception& e) {

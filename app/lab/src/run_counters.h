@@ -41,9 +41,9 @@ class RunCounters {
   void start_sampling();
   void stop_sampling();
   std::string store_samples(storage::SessionStore& store, const storage::RunInfo& info,
-                            size_t& stored);
+                            const storage::RunData* run, size_t& stored);
   std::string counters_pass(storage::SessionStore& store, const storage::RunInfo& info,
-                            const RunSpec& spec, Executor& executor,
+                            const storage::RunData& run, const RunSpec& spec, Executor& executor,
                             const kernels::RunOptions& timing, bool traced, size_t& stored);
 
   HardwareCounters* hardware_;

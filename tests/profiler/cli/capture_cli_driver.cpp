@@ -1,5 +1,6 @@
-// The `capture` and `report` subcommands on their own, built from the app's sources without the
-// GUI, so the CLI tests run them as processes (on machines with or without a GPU).
+// The `capture`, `report` and `calibrate` subcommands on their own, built from the app's sources
+// without the GUI, so the CLI tests run them as processes (on machines with or without a GPU),
+// and a GPU server without the GUI's libraries can run them.
 #include <cstdio>
 #include <exception>
 
@@ -8,10 +9,11 @@
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"fusionscope capture/report"};
+  CLI::App app{"fusionscope capture/report/calibrate"};
   app.require_subcommand(1);
   fusionscope::cli::add_capture_command(app);
   fusionscope::cli::add_report_command(app);
+  fusionscope::cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
