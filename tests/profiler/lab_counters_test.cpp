@@ -57,8 +57,12 @@ class IterationCapture : public Capture {
   explicit IterationCapture(int iterations) : iterations_(iterations) {}
   bool available() const override { return true; }
   std::string unavailable_reason() const override { return {}; }
-  void begin_run(profiler::TraceSink& sink) override { sink_ = &sink; }
+  void begin_run(profiler::TraceSink& sink) override {
+    sink_ = &sink;
+    open = true;
+  }
   profiler::TraceOutcome end_run() override {
+    open = false;
     std::vector<storage::KernelRecord> kernels;
     std::vector<storage::ApiCallRecord> calls;
     std::vector<storage::RangeRecord> ranges;
@@ -104,6 +108,9 @@ class IterationCapture : public Capture {
  private:
   int iterations_;
   profiler::TraceSink* sink_ = nullptr;
+
+ public:
+  bool open = false;  // between begin_run() and end_run()
 };
 
 class FakeCounters : public HardwareCounters {
@@ -132,6 +139,7 @@ class FakeCounters : public HardwareCounters {
   }
   counters::PmSamplingResult stop_sampling() override {
     stop_phase = executor_->phases.empty() ? Phase::kSetup : executor_->phases.back();
+    stopped_after_trace = trace_open != nullptr && !*trace_open;
     counters::PmSamplingResult r;
     r.metrics = {std::string(counters::metric::kSampleDramRead),
                  std::string(counters::metric::kSampleDramWrite)};
@@ -149,6 +157,8 @@ class FakeCounters : public HardwareCounters {
   counters::CounterStatus sampling_status;
   int kernels_profiled = kKernelsPerPass;
   int early_samples = 0;
+  bool stopped_after_trace = false;
+  const bool* trace_open = nullptr;
   int passes = 0;
   int pass_device = -1;
   uint64_t interval = 0;
@@ -170,9 +180,11 @@ Bench make_bench(const std::string& file, int warmup, int iterations) {
   Bench b(storage::SessionStore::create(testing::scratch_dir() / file, {}));
   auto executor = std::make_unique<PhasedExecutor>();
   b.executor = executor.get();
-  b.lab = std::make_unique<Lab>(std::move(executor),
-                                std::make_unique<IterationCapture>(warmup + iterations));
+  auto capture = std::make_unique<IterationCapture>(warmup + iterations);
+  const bool* trace_open = &capture->open;
+  b.lab = std::make_unique<Lab>(std::move(executor), std::move(capture));
   auto counters = std::make_unique<FakeCounters>(b.executor);
+  counters->trace_open = trace_open;
   b.counters = counters.get();
   b.lab->set_hardware_counters(std::move(counters));
   return b;
@@ -229,9 +241,11 @@ TEST(LabCounters, SamplingCoversWarmupAndTimedIterationsOnly) {
   const JobResult result = b.lab->run(b.store, job, [&](const Progress& p) {
     if (p.stage == Progress::Stage::kFinished) words = p.counters;
   });
-  // Started when the first warm-up iteration is announced (before it runs), stopped at the end.
+  // Started when the first warm-up iteration is announced (before it runs), stopped after the
+  // run (and its trace) ended.
   EXPECT_EQ(b.counters->start_phase, Phase::kWarmup);
   EXPECT_EQ(b.counters->stop_phase, Phase::kDone);
+  EXPECT_TRUE(b.counters->stopped_after_trace);
   EXPECT_EQ(b.counters->interval, 20'000u);
   EXPECT_EQ(b.counters->passes, 0);
   const storage::RunData run = b.store.load_run(result.run_ids[0]);

@@ -45,7 +45,6 @@ void RunCounters::hook(kernels::RunOptions& options) {
     if ((p.phase == Phase::kWarmup && p.iteration == 0) ||
         (p.phase == Phase::kSetup && warmup == 0))
       start_sampling();
-    if (p.phase == Phase::kCheck || p.phase == Phase::kDone) stop_sampling();
     if (previous) previous(p);
   };
 }
@@ -199,7 +198,10 @@ std::string RunCounters::finish(storage::SessionStore& store, const storage::Run
   std::optional<storage::RunData> run;
   if (traced && hardware_ != nullptr) run = store.load_run(info.id);
   if (job_.pm_sampling && hardware_ != nullptr) {
-    stop_sampling();  // a run that failed or was cancelled never reached its end
+    // Stopped only now, after the trace has ended: stopping decodes and evaluates every sample
+    // (seconds for 10^5 samples on an H100), and the decode thread's CUDA calls would otherwise
+    // stretch the run's trace by that long.
+    stop_sampling();
     size_t n = 0;
     outcome.pm_sampling = store_samples(store, info, run ? &*run : nullptr, n);
     words += outcome.pm_sampling.starts_with(analysis::kMetricsOk)

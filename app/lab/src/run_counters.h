@@ -26,8 +26,7 @@ class RunCounters {
   bool wanted() const { return job_.counters || job_.pm_sampling; }
 
   // Chains onto options.on_progress: sampling starts before the first warm-up iteration (at
-  // setup when there is none) and stops once the timed iterations are over, so the timed loop
-  // itself is untouched.
+  // setup when there is none), outside the timed loop; finish() stops it after the trace ends.
   void hook(kernels::RunOptions& options);
 
   // After the trace has ended and the run's row is written. Stores the samples, runs the

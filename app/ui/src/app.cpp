@@ -200,6 +200,14 @@ void draw_menu_bar(AppState& app) {
       app.view = View::kSweep;
       app.view_requested = true;
     }
+    if (ImGui::MenuItem("Bandwidth", nullptr, app.view == View::kBandwidth)) {
+      app.view = View::kBandwidth;
+      app.view_requested = true;
+    }
+    if (ImGui::MenuItem("Roofline", nullptr, app.view == View::kRoofline)) {
+      app.view = View::kRoofline;
+      app.view_requested = true;
+    }
     ImGui::Separator();
     bool by_kernel = app.timeline.timeline.color_mode == ColorMode::kByKernel;
     if (ImGui::MenuItem("Colour kernels by name", nullptr, &by_kernel)) {
@@ -274,6 +282,8 @@ void draw_views(AppState& app) {
   tab("Comparison", View::kComparison, draw_comparison_view);
   tab("Lab", View::kLab, draw_lab_panel);
   tab("Sweep", View::kSweep, draw_sweep_view);
+  tab("Bandwidth", View::kBandwidth, draw_bandwidth_view);
+  tab("Roofline", View::kRoofline, draw_roofline_view);
   app.view_requested = false;
   ImGui::EndTabBar();
 }
@@ -433,6 +443,12 @@ void draw_solo(AppState& app) {
         break;
       case Panel::kSweep:
         draw_sweep_view(app);
+        break;
+      case Panel::kBandwidth:
+        draw_bandwidth_view(app);
+        break;
+      case Panel::kRoofline:
+        draw_roofline_view(app);
         break;
       case Panel::kAll:
         break;

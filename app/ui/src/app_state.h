@@ -20,10 +20,20 @@
 
 namespace fusionscope::ui {
 
-enum class View { kTimeline, kStatistics, kComparison, kLab, kSweep };
+enum class View { kTimeline, kStatistics, kComparison, kLab, kSweep, kBandwidth, kRoofline };
 
 // What fills the window: everything, or one panel alone (headless screenshots of one view).
-enum class Panel { kAll, kRuns, kTimeline, kStatistics, kComparison, kLab, kSweep };
+enum class Panel {
+  kAll,
+  kRuns,
+  kTimeline,
+  kStatistics,
+  kComparison,
+  kLab,
+  kSweep,
+  kBandwidth,
+  kRoofline
+};
 
 struct RunsPanelState {
   std::vector<int64_t> selected;  // run ids shown on the timeline, in table order

@@ -3,6 +3,8 @@
 
 #include "fusionscope/analysis/demangle.h"
 #include "fusionscope/analysis/format.h"
+#include "fusionscope/analysis/op_fusion.h"
+#include "metrics_common.h"
 #include "views.h"
 
 namespace fusionscope::ui {
@@ -143,12 +145,91 @@ void kernel_list(const std::vector<analysis::KernelGroup>& kernels, int iteratio
   }
 }
 
+// Bytes moved and bandwidth per iteration of each run, from its counters pass, beside the plan's
+// fewest bytes; a run without counters says why under the table.
+void traffic_table(const Session& session, const LoadedRun& a, const LoadedRun& b,
+                   const Theme& theme) {
+  const analysis::Ceilings peaks = analysis::ceilings_of(session.info);
+  const analysis::MetricsAvailability sa = kernel_metrics_status(session, a);
+  const analysis::MetricsAvailability sb = kernel_metrics_status(session, b);
+  const analysis::RunTraffic& ta = a.traffic;
+  const analysis::RunTraffic& tb = b.traffic;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+  if (ImGui::BeginTable("##traffic", 4, flags)) {
+    ImGui::TableSetupColumn("Memory traffic per iteration", ImGuiTableColumnFlags_WidthStretch,
+                            1.6f);
+    ImGui::TableSetupColumn("A", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("B", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+    ImGui::TableSetupColumn("A / B", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+    ImGui::TableHeadersRow();
+    auto row = [&](const char* name, const std::string& va, const std::string& vb,
+                   const std::optional<double>& x, bool ratio_is_speedup) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextUnformatted(name);
+      ImGui::TableSetColumnIndex(1);
+      ImGui::TextUnformatted(va.c_str());
+      ImGui::TableSetColumnIndex(2);
+      ImGui::TextUnformatted(vb.c_str());
+      ImGui::TableSetColumnIndex(3);
+      if (!x) {
+        ImGui::TextDisabled("-");
+      } else if (ratio_is_speedup) {
+        speedup_cell(x, theme);
+      } else {
+        ImGui::TextDisabled("%.2fx", *x);
+      }
+    };
+    const bool ha = sa.available, hb = sb.available;
+    auto bytes = [](bool has, double v) -> std::string {
+      return has ? analysis::format_bytes(v) : "-";
+    };
+    row("DRAM bytes (measured)", bytes(ha, ta.dram_bytes), bytes(hb, tb.dram_bytes),
+        ha && hb ? ratio(ta.dram_bytes, tb.dram_bytes) : std::nullopt, true);
+    const double ma = ta.min_bytes(), mb = tb.min_bytes();
+    row("Fewest bytes (plan)", ma > 0 ? analysis::format_bytes(ma) : "-",
+        mb > 0 ? analysis::format_bytes(mb) : "-", ma > 0 && mb > 0 ? ratio(ma, mb) : std::nullopt,
+        false);
+    auto excess = [](bool has, const analysis::RunTraffic& t) -> std::string {
+      if (!has || !(t.min_bytes() > 0)) return "-";
+      char buf[24];
+      std::snprintf(buf, sizeof buf, "%.2fx", t.excess_over_min());
+      return buf;
+    };
+    row("Measured / fewest", excess(ha, ta), excess(hb, tb), std::nullopt, false);
+    row("Achieved bandwidth", ha ? format_rate(ta.bandwidth()) : "-",
+        hb ? format_rate(tb.bandwidth()) : "-",
+        ha && hb ? ratio(ta.bandwidth(), tb.bandwidth()) : std::nullopt, false);
+    if (peaks.bandwidth > 0) {
+      auto share = [&](bool has, const analysis::RunTraffic& t) -> std::string {
+        if (!has) return "-";
+        char buf[24];
+        std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * t.bandwidth() / peaks.bandwidth);
+        return buf;
+      };
+      const std::string name = "of the " + ceiling_source(peaks.bandwidth_calibrated) + " " +
+                               format_rate(peaks.bandwidth);
+      row(name.c_str(), share(ha, ta), share(hb, tb), std::nullopt, false);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  if (!sa.available) ImGui::TextDisabled("A: %s", sa.why.c_str());
+  if (!sb.available) ImGui::TextDisabled("B: %s", sb.why.c_str());
+  if (sa.available || sb.available)
+    ImGui::TextDisabled(
+        "Measured: the counters pass's DRAM read + write of one forward pass. Bandwidth: those "
+        "bytes over the kernels' time in the timing pass.");
+  ImGui::PopTextWrapPos();
+}
+
 void ops_table(const analysis::RunComparison& c, const Theme& theme) {
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersInnerH |
                                 ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("##ops", 6, flags)) return;
-  ImGui::TableSetupColumn("Op", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("Op", ImGuiTableColumnFlags_WidthStretch, 1.5f);
   ImGui::TableSetupColumn("In", ImGuiTableColumnFlags_WidthStretch, 0.6f);
   ImGui::TableSetupColumn("Kernels in A", ImGuiTableColumnFlags_WidthStretch, 2.6f);
   ImGui::TableSetupColumn("Kernels in B", ImGuiTableColumnFlags_WidthStretch, 2.6f);
@@ -158,7 +239,9 @@ void ops_table(const analysis::RunComparison& c, const Theme& theme) {
   auto per_it = [](int64_t v, int it) {
     return it > 0 ? static_cast<double>(v) / it : static_cast<double>(v);
   };
-  for (const analysis::OpDiff& d : c.ops) {
+  // Ops that a fused op of the other run covers share one row ("gate, gelu-tanh, up, mul" ->
+  // the gated GEMM) rather than several "only A" rows and one "only B".
+  for (const analysis::OpDiff& d : analysis::fusion_aware_ops(c.ops)) {
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
     const ImU32 swatch = color_for_name(d.op);
@@ -169,7 +252,14 @@ void ops_table(const analysis::RunComparison& c, const Theme& theme) {
                                               ImVec2(p.x + sz, p.y + off + sz), swatch, 2.0f);
     ImGui::Dummy(ImVec2(sz, sz));
     ImGui::SameLine();
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(d.op.empty() ? "(no op)" : d.op.c_str());
+    if (d.presence == analysis::Presence::kFused) {
+      std::string as;
+      for (const std::string& o : d.b_ops) as += (as.empty() ? "" : ", ") + o;
+      ImGui::TextDisabled("-> %s", as.c_str());
+    }
+    ImGui::PopTextWrapPos();
     ImGui::TableSetColumnIndex(1);
     switch (d.presence) {
       case analysis::Presence::kBoth:
@@ -180,6 +270,11 @@ void ops_table(const analysis::RunComparison& c, const Theme& theme) {
         break;
       case analysis::Presence::kOnlyB:
         ImGui::TextColored(theme.good, "only B");
+        break;
+      case analysis::Presence::kFused:
+        ImGui::TextColored(theme.accent, "fused");
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("These ops of A are done by the differently named, fused op(s) of B");
         break;
     }
     ImGui::TableSetColumnIndex(2);
@@ -246,6 +341,7 @@ void draw_comparison_view(AppState& app) {
     }
   }
 
+  s.timeline.dram_peak = analysis::ceilings_of(session.info).bandwidth;
   const float avail_y = ImGui::GetContentRegionAvail().y;
   const float timeline_h =
       std::clamp(timeline_height(runs, app.theme) + app.theme.row_height * 0.5f,
@@ -258,6 +354,8 @@ void draw_comparison_view(AppState& app) {
   ImGui::BeginChild("##totals_pane", ImVec2(totals_w, rest), false);
   ImGui::TextUnformatted("Totals");
   totals_table(*s.result, app.theme);
+  ImGui::Spacing();
+  traffic_table(session, *a, *b, app.theme);
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("##ops_pane", ImVec2(0, rest), false);

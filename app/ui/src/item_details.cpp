@@ -78,10 +78,54 @@ std::string dims(const storage::Dim3& d) {
 std::string metric_value(const storage::RunData& d, const storage::KernelMetricRecord& m) {
   const std::string& unit = d.str(m.unit);
   if (unit == "byte" || unit == "bytes") return format_bytes(m.value);
-  if (unit == "ns" || unit == "nsecond") return format_duration(m.value);
+  if (unit == "ns" || unit == "nsecond" || unit == "nanosecond") return format_duration(m.value);
   char buf[64];
+  if (unit == "byte/second") {
+    std::snprintf(buf, sizeof buf, "%.0f GB/s", m.value / 1e9);
+    return buf;
+  }
+  if (unit == "flop/second") {
+    std::snprintf(buf, sizeof buf, "%.2f TFLOP/s", m.value / 1e12);
+    return buf;
+  }
+  if (unit == "percent") {
+    std::snprintf(buf, sizeof buf, "%.1f %%", m.value);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf, "%.4g %s", m.value, unit.c_str());
   return buf;
+}
+
+// A short label for a stored metric (docs/counters.md names them); unknown names stay as they are.
+std::string metric_label(const std::string& name) {
+  static const std::pair<const char*, const char*> labels[] = {
+      {"gpu__time_duration.sum", "duration (counters pass)"},
+      {"dram__bytes_read.sum", "DRAM read"},
+      {"dram__bytes_write.sum", "DRAM write"},
+      {"lts__t_bytes.sum", "L2 bytes"},
+      {"l1tex__t_bytes.sum", "L1/TEX bytes"},
+      {"dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput"},
+      {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "SM active"},
+      {"sm__inst_executed.avg.pct_of_peak_sustained_active", "issue active"},
+      {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "tensor pipe"},
+      {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed", "HMMA pipe"},
+      {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", "tensor ops bf16"},
+      {"sm__ops_path_tensor_src_fp16.sum", "tensor ops fp16"},
+      {"sm__ops_path_tensor_src_tf32_dst_fp32.sum", "tensor ops tf32"},
+      {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "FFMA"},
+      {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", "FADD"},
+      {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", "FMUL"},
+      {"fusionscope/dram_bytes", "DRAM bytes"},
+      {"fusionscope/tensor_flops", "tensor FLOPs"},
+      {"fusionscope/fp32_flops", "fp32 FLOPs"},
+      {"fusionscope/flops", "FLOPs"},
+      {"fusionscope/dram_bandwidth", "DRAM bandwidth (counters pass)"},
+      {"fusionscope/flop_rate", "FLOP rate (counters pass)"},
+      {"fusionscope/arithmetic_intensity", "FLOP per DRAM byte"},
+  };
+  for (const auto& [raw, label] : labels)
+    if (name == raw) return label;
+  return name;
 }
 
 // What launched a kernel or memop, by its correlation id.
@@ -127,17 +171,34 @@ void kernel_details(const TimelineRun& tr, uint32_t i, const Theme& theme) {
   row_text("Shared memory", format_bytes(k.static_smem) + " static + " +
                                 format_bytes(k.dynamic_smem) + " dynamic per block");
   launch_rows(tr, k.correlation_id, k.start_ns);
+  ImGui::EndTable();
+  // Hardware counters in a table of their own: metric names are long, and as keys of the table
+  // above they would squeeze its values to nothing. Short labels; the full name on hover.
+  const auto metrics = tr.run->metrics_for(k.correlation_id);
+  if (metrics.empty()) return;
+  ImGui::Spacing();
+  ImGui::TextDisabled("Hardware counters (counters pass, kernel replay)");
+  if (!ImGui::BeginTable("##counters", 2,
+                         ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg))
+    return;
+  ImGui::TableSetupColumn("metric", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.2f);
   double read = -1, written = -1;
-  for (const storage::KernelMetricRecord* m : tr.run->metrics_for(k.correlation_id)) {
+  for (const storage::KernelMetricRecord* m : metrics) {
     const std::string& name = d.str(m->name);
-    row_text(name.c_str(), metric_value(d, *m));
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::TextDisabled("%s", metric_label(name).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
+    ImGui::TableSetColumnIndex(1);
+    ImGui::TextUnformatted(metric_value(d, *m).c_str());
     if (name == "dram__bytes_read.sum") read = m->value;
     if (name == "dram__bytes_write.sum") written = m->value;
   }
   if (read >= 0 && written >= 0 && k.end_ns > k.start_ns) {
     const double gbs = (read + written) / static_cast<double>(k.end_ns - k.start_ns);
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.0f GB/s (read + write over the duration)", gbs);
+    std::snprintf(buf, sizeof buf, "%.0f GB/s over this kernel's time", gbs);
     row_text("DRAM bandwidth", buf);
   }
   ImGui::EndTable();

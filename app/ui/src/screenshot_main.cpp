@@ -20,8 +20,8 @@
 namespace fusionscope::ui {
 
 const std::vector<std::string>& screenshot_views() {
-  static const std::vector<std::string> views = {"timeline", "comparison", "stats",
-                                                 "runs",     "lab",        "sweep"};
+  static const std::vector<std::string> views = {"timeline", "comparison", "stats",     "runs",
+                                                 "lab",      "sweep",      "bandwidth", "roofline"};
   return views;
 }
 
@@ -34,6 +34,8 @@ Panel panel_of(const std::string& view) {
   if (view == "runs") return Panel::kRuns;
   if (view == "lab") return Panel::kLab;
   if (view == "sweep") return Panel::kSweep;
+  if (view == "bandwidth") return Panel::kBandwidth;
+  if (view == "roofline") return Panel::kRoofline;
   return Panel::kAll;
 }
 
@@ -94,8 +96,8 @@ int run_screenshot(const ScreenshotOptions& o) {
   if (!o.view.empty() && panel == Panel::kAll) {
     std::fprintf(
         stderr,
-        "fusionscope screenshot: unknown view \"%s\" (timeline, comparison, stats, runs, lab or "
-        "sweep)\n",
+        "fusionscope screenshot: unknown view \"%s\" (timeline, comparison, stats, runs, lab, "
+        "sweep, bandwidth or roofline)\n",
         o.view.c_str());
     return 2;
   }
@@ -189,6 +191,8 @@ int run_screenshot(const ScreenshotOptions& o) {
       if (panel == Panel::kStatistics) app.view = View::kStatistics;
       if (panel == Panel::kLab) app.view = View::kLab;
       if (panel == Panel::kSweep) app.view = View::kSweep;
+      if (panel == Panel::kBandwidth) app.view = View::kBandwidth;
+      if (panel == Panel::kRoofline) app.view = View::kRoofline;
       auto frame = [&] { render_frame(app, target, o.width, o.height); };
       auto capture = [&](const std::string& png) {
         const Image image = read_pixels(0, 0, o.width, o.height, o.width, o.height);

@@ -59,6 +59,8 @@ std::unique_ptr<LoadedRun> prepare_run(storage::RunData data) {
   for (uint32_t i = 0; i < d.kernel_metrics.size(); ++i)
     run->metrics_by_correlation.emplace_back(d.kernel_metrics[i].correlation_id, i);
   std::sort(run->metrics_by_correlation.begin(), run->metrics_by_correlation.end());
+  run->traffic = analysis::run_traffic(d);
+  run->pm = analysis::pm_series(d);
   return run;
 }
 

@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "fusionscope/analysis/bandwidth.h"
 #include "fusionscope/analysis/run_index.h"
+#include "fusionscope/analysis/series.h"
 #include "fusionscope/analysis/stats.h"
 #include "fusionscope/storage/session_store.h"
 
@@ -28,7 +30,9 @@ struct LoadedRun {
   analysis::RunSummary summary;
   NameCache names;
   std::vector<std::pair<uint32_t, uint32_t>> metrics_by_correlation;  // (id, index), sorted
-  std::string error;  // why the run's records could not be loaded (data is then empty)
+  analysis::RunTraffic traffic;  // DRAM bytes and FLOPs of one forward pass (counters pass)
+  analysis::PmSeries pm;         // PM-sampled series (bandwidth over time)
+  std::string error;             // why the run's records could not be loaded (data is then empty)
 
   // The kernel metrics recorded for one launch.
   std::vector<const storage::KernelMetricRecord*> metrics_for(uint32_t correlation_id) const;

@@ -8,6 +8,7 @@
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/analysis/time_ruler.h"
 #include "item_details.h"
+#include "metrics_row.h"
 #include "timeline_draw.h"
 
 namespace fusionscope::ui {
@@ -16,7 +17,8 @@ namespace {
 
 constexpr double kMinSpanNs = 20.0;
 
-enum class RowKind { kRunHeader, kRanges, kApi, kGpu };
+// kMetrics: a chart row of PM-sampled counters (metrics_row.h); its depth is the MetricsRow.
+enum class RowKind { kRunHeader, kRanges, kApi, kGpu, kMetrics };
 
 struct Row {
   RowKind kind = RowKind::kRunHeader;
@@ -51,6 +53,12 @@ std::vector<Row> layout_rows(std::span<const TimelineRun> runs, const Theme& the
     for (int l = 0; l < static_cast<int>(index.gpu.size()); ++l) {
       rows.push_back({RowKind::kGpu, r, l, 0, y, rh});
       y += rh + gap * 0.5f;
+    }
+    // Counters over time under the run's GPU streams, as Nsight Systems' GPU metrics rows.
+    for (MetricsRow m : metrics_rows(runs[static_cast<size_t>(r)].run->pm)) {
+      rows.push_back(
+          {RowKind::kMetrics, r, 0, static_cast<int>(m), y, metrics_row_height(m, theme)});
+      y += rows.back().h + gap * 0.5f;
     }
     y += gap;
   }
@@ -193,6 +201,8 @@ std::string gutter_label(const TimelineRun& tr, const Row& row) {
       const storage::GpuLane& g = d.gpu_lanes[static_cast<size_t>(row.lane)];
       return "GPU " + std::to_string(g.device) + "  stream " + std::to_string(g.stream);
     }
+    case RowKind::kMetrics:
+      return metrics_row_label(static_cast<MetricsRow>(row.depth));
   }
   return {};
 }
@@ -384,6 +394,8 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   // Every visible row: background, gutter label, boxes from the level-of-detail pass.
   int hovered_merged_row = -1;
   analysis::LodBox hovered_merged{};
+  int hovered_metrics_row = -1;  // a PM chart row under the mouse, and the run's time there
+  double hovered_metrics_t = 0;
   for (size_t ri = 0; ri < rows.size(); ++ri) {
     const Row& row = rows[ri];
     const float y0 = origin.y + row.y, y1 = y0 + row.h;
@@ -402,8 +414,9 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
     {
       const std::string label = gutter_label(tr, row);
       const ImVec4 clip(win_min.x, y0, axis.x0 - 6 * theme.scale, y1);
-      const ImU32 col =
-          row.kind == RowKind::kGpu || row.depth == 0 ? theme.gutter_text : theme.gutter_text_dim;
+      const ImU32 col = row.kind == RowKind::kGpu || row.kind == RowKind::kMetrics || row.depth == 0
+                            ? theme.gutter_text
+                            : theme.gutter_text_dim;
       draw->AddText(
           ImGui::GetFont(), ImGui::GetFontSize(),
           ImVec2(win_min.x + 14 * theme.scale, y0 + (row.h - ImGui::GetFontSize()) * 0.5f), col,
@@ -457,6 +470,17 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
         draw_lane(index.gpu[static_cast<size_t>(row.lane)].memops, ItemKind::kMemop, memop_look);
         draw_lane(index.gpu[static_cast<size_t>(row.lane)].kernels, ItemKind::kKernel, kernel_look);
         break;
+      case RowKind::kMetrics: {
+        draw->PushClipRect(ImVec2(axis.x0, std::max(y0, win_min.y)),
+                           ImVec2(axis.x1, std::min(y1, win_max.y)), true);
+        draw_metrics_row(draw, geo, static_cast<MetricsRow>(row.depth), run.pm, s.dram_peak, theme);
+        draw->PopClipRect();
+        if (canvas_hovered && mouse_on_axis && mouse.y >= y0 && mouse.y < y1) {
+          hovered_metrics_row = static_cast<int>(ri);
+          hovered_metrics_t = geo.t0_ns + (mouse.x - geo.x0) / geo.px_per_ns;
+        }
+        break;
+      }
       case RowKind::kRunHeader:
         break;
     }
@@ -625,6 +649,13 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
     if (s.hovered.valid()) {
       ImGui::BeginTooltip();
       draw_item_tooltip(runs[static_cast<size_t>(s.hovered.run)], s.hovered, theme);
+      ImGui::EndTooltip();
+    } else if (hovered_metrics_row >= 0) {
+      const Row& row = rows[static_cast<size_t>(hovered_metrics_row)];
+      ImGui::BeginTooltip();
+      metrics_row_tooltip(static_cast<MetricsRow>(row.depth),
+                          runs[static_cast<size_t>(row.run)].run->pm, hovered_metrics_t,
+                          s.dram_peak);
       ImGui::EndTooltip();
     } else if (hovered_merged_row >= 0) {
       ImGui::BeginTooltip();

@@ -60,6 +60,9 @@ struct TimelineState {
   // Where the canvas was last frame (for keyboard zoom at the cursor).
   float canvas_x0 = 0, canvas_x1 = 0;
   std::vector<analysis::LodBox> boxes;  // scratch reused by every row, every frame
+  // Full scale of the PM-sampled DRAM bandwidth rows (metrics_row.h), byte/s: the GPU's peak,
+  // set by the view; 0 scales each run's row to its own maximum.
+  double dram_peak = 0;
 };
 
 // Draws the ruler and the rows of `runs` in a region of `size` and handles input.

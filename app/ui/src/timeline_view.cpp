@@ -80,6 +80,7 @@ void draw_timeline_view(AppState& app) {
   }
 
   if (s.focus.pending) focus_kernel(s, runs);
+  s.timeline.dram_peak = analysis::ceilings_of(session.info).bandwidth;
   draw_toolbar(s, app.theme);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (runs.empty()) {

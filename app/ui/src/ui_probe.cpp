@@ -25,6 +25,10 @@ const char* view_name(View v) {
       return "lab";
     case View::kSweep:
       return "sweep";
+    case View::kBandwidth:
+      return "bandwidth";
+    case View::kRoofline:
+      return "roofline";
   }
   return "?";
 }

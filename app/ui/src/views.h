@@ -18,6 +18,14 @@ void draw_stats_view(AppState& app);
 // The Comparison tab: two runs on one time scale, their totals, and which kernels each op became.
 void draw_comparison_view(AppState& app);
 
+// The Bandwidth tab: per kernel of one forward pass of the selected runs, achieved DRAM bandwidth
+// against the GPU's peak and the bytes moved beside the plan's fewest (bandwidth_view.cpp).
+void draw_bandwidth_view(AppState& app);
+
+// The Roofline tab: the kernels of the selected runs (or of the variants of the one selected)
+// under the GPU's ceilings, log-log (roofline_view.cpp).
+void draw_roofline_view(AppState& app);
+
 // Label for a run in pickers and headers: "name" or "#id" when unnamed.
 std::string run_label(const storage::RunInfo& info);
 
