@@ -96,7 +96,8 @@ TEST_P(ScreenshotView, HasTheSizeAndIsNotBlank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Views, ScreenshotView,
-                         ::testing::Values("window", "timeline", "comparison", "stats", "runs"),
+                         ::testing::Values("window", "timeline", "comparison", "stats", "runs",
+                                           "lab"),
                          [](const auto& param_info) { return param_info.param; });
 
 TEST(Screenshot, SizeIsHonoured) {

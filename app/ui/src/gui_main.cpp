@@ -12,6 +12,7 @@
 #include "app.h"
 #include "gl_capture.h"
 #include "platform.h"
+#include "ui_probe.h"
 
 namespace fusionscope::ui {
 
@@ -22,6 +23,7 @@ void init_app(AppState& app, const Platform& p) {
   app.font_file = p.font_file;
   app.gpu = query_gpus();
   app.recent = load_recent_files(default_recent_files_path());
+  init_ui_probe(app);  // $FUSIONSCOPE_UI_STATE, for tests that drive the window
 }
 
 // Writes the frame just rendered (still in the back buffer) to app.pending_screenshot.

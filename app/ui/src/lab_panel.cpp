@@ -621,6 +621,15 @@ void draw_results_column(AppState& app, const kernels::MlpConfig* config) {
           "bound = the sum over the plan's kernels of max(FLOPs / FLOP rate, bytes / "
           "bandwidth):\neach kernel at its own roofline, one after another");
   }
+  if (!config) {
+    ImGui::Spacing();
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(
+        theme.bad, "Nothing to guess: %s",
+        s.refusals.empty() ? "the configuration is not valid" : s.refusals.front().c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp |
                                 ImGuiTableFlags_ScrollY;
@@ -795,6 +804,10 @@ void update_lab_rows(AppState& app) {
     } else {
       refusals.push_back("probing the GPU...");
     }
+  } else if (facts && !facts->available) {
+    // What else stands in the way, in the words check_request() uses.
+    for (std::string& r : lab::check_request({}, *facts))
+      if (r.rfind("no CUDA device", 0) == 0) refusals.push_back(std::move(r));
   }
   std::vector<std::string> unique;
   for (std::string& r : refusals)

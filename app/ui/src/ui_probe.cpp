@@ -50,6 +50,7 @@ void init_ui_probe(AppState& app) {
 void probe_item(AppState& app, const std::string& name) {
   if (app.probe.path.empty()) return;
   const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  if (b.x <= a.x || b.y <= a.y) return;  // not laid out yet (a tab bar's first frame)
   app.probe.items.push_back({name, {a.x, a.y, b.x - a.x, b.y - a.y}});
 }
 

@@ -1,0 +1,254 @@
+// The real window driven with xdotool, checked through what the app says it shows
+// ($FUSIONSCOPE_UI_STATE, app/ui/src/ui_probe.h) and the files it writes:
+// - open a session with Ctrl+O, select two runs, switch to Comparison and export the window;
+// - type an invalid size into the Lab panel: the panel refuses it with the reason and Run stays
+//   disabled, and the app keeps working.
+// The headless lab (`fusionscope screenshot --lab`) is refused with a reason without a GPU.
+// Skips without a display or xdotool.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <stb_image.h>
+
+#include "app_process.h"
+#include "fusionscope/storage/session_store.h"
+#include "test_paths.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using fusionscope::testing::App;
+using fusionscope::testing::DisplayInputLock;
+using fusionscope::testing::send_input;
+using fusionscope::testing::send_quit;
+using fusionscope::testing::UiState;
+using fusionscope::testing::wait_for_ui;
+
+std::string describe(const UiState& s) {
+  std::string t;
+  for (const auto& [k, v] : s.values) t += k + "=" + v + "\n";
+  return t;
+}
+
+// A click at the centre of a widget the app reported (or `dx` pixels into it), with modifiers
+// held across a frame so ImGui sees them.
+std::string click(const UiState& s, const std::string& item, const std::string& modifier = {},
+                  float dx = 0) {
+  // Two moves: a pointer already resting on the target would send no motion for the app to see.
+  std::istringstream at(s.centre(item, dx));
+  int x = 0, y = 0;
+  at >> x >> y;
+  const std::string move = "mousemove --window %1 " + std::to_string(x + 4) + " " +
+                           std::to_string(y + 3) + " sleep 0.1 mousemove --window %1 " +
+                           std::to_string(x) + " " + std::to_string(y) + " sleep 0.15 ";
+  if (modifier.empty()) return move + "click 1 sleep 0.25 ";
+  return move + "keydown " + modifier + " sleep 0.15 click 1 sleep 0.15 keyup " + modifier +
+         " sleep 0.25 ";
+}
+
+// Enter held across a frame (a press and release between two frames would be lost).
+const char* kEnter = "keydown Return sleep 0.15 keyup Return sleep 0.2 ";
+
+bool png_size(const fs::path& png, int* w, int* h) {
+  int channels = 0;
+  unsigned char* data = stbi_load(png.c_str(), w, h, &channels, 3);
+  if (!data) return false;
+  stbi_image_free(data);
+  return true;
+}
+
+bool wait_for_file(const fs::path& p, double seconds) {
+  for (int i = 0; i < static_cast<int>(seconds * 20); ++i) {
+    std::error_code ec;
+    if (fs::exists(p, ec) && fs::file_size(p, ec) > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// File > Export screenshot..., then the path typed into the file browser.
+void export_window(const App& app, const fs::path& state, const fs::path& png) {
+  UiState s;
+  ASSERT_TRUE(wait_for_ui(
+      state, [](const UiState& u) { return u.has_item("menu.file"); }, 10, &s));
+  ASSERT_TRUE(send_input(app, click(s, "menu.file")));
+  ASSERT_TRUE(wait_for_ui(
+      state, [](const UiState& u) { return u.has_item("menu.file.screenshot"); }, 10, &s))
+      << describe(s);
+  // xdotool's `type` takes every argument after it as text: it comes last.
+  ASSERT_TRUE(send_input(
+      app, click(s, "menu.file.screenshot") + "sleep 0.4 type --delay 15 '" + png.string() + "'"));
+  ASSERT_TRUE(send_input(app, std::string("sleep 0.2 ") + kEnter));
+  ASSERT_TRUE(wait_for_file(png, 15)) << "no screenshot at " << png;
+}
+
+TEST(LabGui, OpensASessionComparesTwoSelectedRunsAndExportsTheWindow) {
+  REQUIRE_DISPLAY_AND_XDOTOOL();
+  DisplayInputLock input;
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path session = dir / "post.fsdb";
+  fs::copy_file(FUSIONSCOPE_SAMPLE, session);
+  const fs::path state = dir / "state.txt";
+  App app({}, dir, state);
+  ASSERT_TRUE(app.started());
+  UiState s;
+  ASSERT_TRUE(wait_for_ui(
+      state, [](const UiState& u) { return u.has("session"); }, 20, &s));
+
+  // Open it through Ctrl+O and the file browser (its name field has the focus).
+  ASSERT_TRUE(send_input(app, "key ctrl+o sleep 0.5 type --delay 15 '" + session.string() + "'"));
+  ASSERT_TRUE(send_input(app, std::string("sleep 0.2 ") + kEnter));
+  ASSERT_TRUE(wait_for_ui(
+      state, [&](const UiState& u) { return u.get("session") == session.string(); }, 15, &s))
+      << describe(s);
+
+  // The post's GeGLU eager and gated-gemm runs: click one, Ctrl-click the other.
+  const std::string a = "4", b = "7";
+  ASSERT_TRUE(wait_for_ui(
+      state, [&](const UiState& u) { return u.has_item("runs.row." + b); }, 10, &s));
+  ASSERT_TRUE(send_input(app, click(s, "runs.row." + a, {}, 60)));
+  ASSERT_TRUE(send_input(app, click(s, "runs.row." + b, "ctrl", 60)));
+  ASSERT_TRUE(wait_for_ui(
+      state,
+      [&](const UiState& u) {
+        return u.get("selected") == a + "," + b && u.get("comparison") == a + "," + b;
+      },
+      10, &s))
+      << describe(s);
+
+  ASSERT_TRUE(send_input(app, click(s, "tab.Comparison")));
+  ASSERT_TRUE(wait_for_ui(
+      state, [](const UiState& u) { return u.get("view") == "comparison"; }, 10, &s))
+      << describe(s);
+
+  const fs::path png = dir / "comparison.png";
+  export_window(app, state, png);
+  int w = 0, h = 0;
+  ASSERT_TRUE(png_size(png, &w, &h));
+  EXPECT_GE(w, 640);
+  EXPECT_GE(h, 400);
+  ASSERT_TRUE(wait_for_ui(
+      state, [](const UiState& u) { return u.get("status").rfind("Saved the window to", 0) == 0; },
+      10, &s))
+      << describe(s);
+  EXPECT_EQ(s.get("comparison"), a + "," + b);  // still the two runs picked
+
+  EXPECT_TRUE(app.running());
+  send_quit(app);
+  EXPECT_EQ(app.wait_exit(15.0), 0);
+}
+
+TEST(LabGui, AnInvalidSizeIsRefusedWithTheReasonAndRunStaysDisabled) {
+  REQUIRE_DISPLAY_AND_XDOTOOL();
+  DisplayInputLock input;
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path session = dir / "lab.fsdb";
+  fusionscope::storage::SessionStore::create(session, {});
+  const fs::path state = dir / "state.txt";
+  App app({session.string()}, dir, state);
+  ASSERT_TRUE(app.started());
+  UiState s;
+  ASSERT_TRUE(wait_for_ui(
+      state, [](const UiState& u) { return u.has_item("tab.Lab"); }, 20, &s));
+  ASSERT_TRUE(send_input(app, click(s, "tab.Lab")));
+  ASSERT_TRUE(wait_for_ui(
+      state, [](const UiState& u) { return u.get("view") == "lab" && u.has_item("lab.rows"); }, 10,
+      &s))
+      << describe(s);
+  // The post's GeGLU is valid: nothing but (here) the missing GPU stands in the way.
+  EXPECT_EQ(s.get("lab.refusals").find("rows must be positive"), std::string::npos);
+
+  // Click the rows box (its text is selected on activation) and type 0.
+  ASSERT_TRUE(send_input(app, click(s, "lab.rows") + "type --delay 30 0"));
+  ASSERT_TRUE(wait_for_ui(
+      state,
+      [](const UiState& u) {
+        return u.get("lab.refusals").find("rows must be positive (got 0)") != std::string::npos;
+      },
+      10, &s))
+      << describe(s);
+  EXPECT_EQ(s.get("lab.run_enabled"), "0");
+
+  // The picture of the refusal, through the app's own export.
+  const fs::path png = dir / "refused.png";
+  export_window(app, state, png);
+
+  // Back to a valid size: the refusal goes away.
+  ASSERT_TRUE(wait_for_ui(
+      state, [](const UiState& u) { return u.has_item("lab.rows"); }, 10, &s));
+  ASSERT_TRUE(send_input(app, click(s, "lab.rows") + "type --delay 30 4096"));
+  ASSERT_TRUE(wait_for_ui(
+      state,
+      [](const UiState& u) {
+        return u.has("lab.refusals") &&
+               u.get("lab.refusals").find("rows must be positive") == std::string::npos;
+      },
+      10, &s))
+      << describe(s);
+  EXPECT_TRUE(app.running());
+  send_quit(app);
+  EXPECT_EQ(app.wait_exit(15.0), 0);
+}
+
+// Without a GPU the headless lab says why and still draws the panel; the sample is refused as
+// the session to write; a session is required. Runs where there is no GPU (a CI machine).
+TEST(LabHeadless, WithoutAGpuTheRunIsRefusedWithTheReason) {
+  const char* display = std::getenv("DISPLAY");
+  if (!display || !*display) GTEST_SKIP() << "needs an X display: run under xvfb-run";
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  auto run = [&](const std::string& args) {
+    const fs::path err = dir / "stderr.txt";
+    const int status = std::system(
+        ("'" + std::string(FUSIONSCOPE_EXE) + "' screenshot " + args + " 2> '" + err.string() + "'")
+            .c_str());
+    std::ifstream in(err);
+    std::stringstream text;
+    text << in.rdbuf();
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str());
+  };
+  const auto [no_session, e1] = run("--lab geglu-post --out '" + (dir / "x.png").string() + "'");
+  EXPECT_EQ(no_session, 2) << e1;
+  const auto [sample, e2] = run("'" + std::string(FUSIONSCOPE_SAMPLE) +
+                                "' --lab geglu-post --out '" + (dir / "x.png").string() + "'");
+  EXPECT_EQ(sample, 1);
+  EXPECT_NE(e2.find("read-only"), std::string::npos) << e2;
+
+  if (std::system("nvidia-smi -L > /dev/null 2>&1") == 0) GTEST_SKIP() << "a GPU is present";
+  const fs::path png = dir / "lab.png";
+  const auto [code, err] =
+      run("'" + (dir / "new.fsdb").string() + "' --lab geglu-post --out '" + png.string() + "'");
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find("no CUDA device: viewing only"), std::string::npos) << err;
+  int w = 0, h = 0;
+  EXPECT_TRUE(png_size(png, &w, &h));  // the panel with its refusal
+  EXPECT_TRUE(fs::exists(dir / "new.fsdb"));
+}
+
+// Without any X display, screenshots render through EGL (Mesa's software renderer here, the
+// GPU's driver on a GPU server).
+TEST(LabHeadless, ScreenshotsRenderWithoutADisplayThroughEgl) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path png = dir / "egl.png";
+  const fs::path err = dir / "stderr.txt";
+  const std::string cmd = "env -u DISPLAY FUSIONSCOPE_RENDER=egl '" + std::string(FUSIONSCOPE_EXE) +
+                          "' screenshot '" + std::string(FUSIONSCOPE_SAMPLE) +
+                          "' --view lab --size 1280x800 --out '" + png.string() + "' 2> '" +
+                          err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (text.str().find("cannot render without a display") != std::string::npos)
+    GTEST_SKIP() << "no EGL here: " << text.str();
+  ASSERT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0) << text.str();
+  int w = 0, h = 0;
+  ASSERT_TRUE(png_size(png, &w, &h));
+  EXPECT_EQ(w, 1280);
+  EXPECT_EQ(h, 800);
+}
+
+}  // namespace

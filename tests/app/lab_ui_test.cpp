@@ -1,0 +1,236 @@
+// The lab and session commands of the app without a window: new sessions, Save As, notes,
+// renaming and deleting runs (file and views together), the sample refused as a target, runs the
+// lab stores arriving in the open session, the panel's refusals and its guess next to the sample's
+// measured runs, a sweep's chart from the session's properties, and the state probe's text.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "app.h"
+#include "fusionscope/lab/sweep.h"
+#include "lab_panel.h"
+#include "sample/sample_session.h"
+#include "sample/session_writer.h"
+#include "session_edit.h"
+#include "sweep_chart.h"
+#include "test_paths.h"
+#include "ui_probe.h"
+
+namespace fusionscope::ui {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path synthetic_session(const fs::path& dir, const std::string& name = "synthetic.fsdb") {
+  const fs::path p = dir / name;
+  sample::write_session(sample::make_sample_session(), p);
+  return p;
+}
+
+int64_t id_named(const Session& s, const std::string& name) {
+  for (const auto& r : s.runs)
+    if (r->data.info.name == name) return r->data.info.id;
+  return -1;
+}
+
+TEST(SessionEdit, ANewSessionIsCreatedOpenedAndWritable) {
+  AppState app;
+  const fs::path path = fusionscope::testing::scratch_dir() / "new.fsdb";
+  ASSERT_TRUE(create_and_open_session(app, path));
+  ASSERT_TRUE(app.session);
+  EXPECT_TRUE(app.session->runs.empty());
+  EXPECT_EQ(app.session->info.name, "new");
+  EXPECT_TRUE(session_writable(*app.session));
+  // A second one at the same path is refused, and the open session stays.
+  EXPECT_FALSE(create_and_open_session(app, path));
+  EXPECT_TRUE(app.error.open_requested);
+  EXPECT_NE(app.error.message.find("already exists"), std::string::npos) << app.error.message;
+  EXPECT_TRUE(same_file(app.session->path, path));
+}
+
+TEST(SessionEdit, TheSampleIsReadOnlyAndSaveAsMakesAWritableCopy) {
+  AppState app;
+  ASSERT_TRUE(open_session_file(app, FUSIONSCOPE_SAMPLE));  // marked sample by its path
+  std::string why;
+  EXPECT_FALSE(session_writable(*app.session, &why));
+  EXPECT_NE(why.find("sample session is read-only"), std::string::npos) << why;
+  const int64_t first = app.session->runs.front()->data.info.id;
+  EXPECT_FALSE(rename_run(app, first, "mine", &why));
+  EXPECT_NE(why.find("read-only"), std::string::npos);
+  EXPECT_FALSE(set_session_notes(app, "notes", &why));
+
+  const fs::path copy = fusionscope::testing::scratch_dir() / "copy.fsdb";
+  const size_t runs = app.session->runs.size();
+  ASSERT_TRUE(save_session_as(app, copy));
+  EXPECT_TRUE(same_file(app.session->path, copy));
+  EXPECT_FALSE(app.session->is_sample);
+  EXPECT_TRUE(session_writable(*app.session));
+  EXPECT_EQ(app.session->runs.size(), runs);
+  EXPECT_TRUE(rename_run(app, first, "mine", &why)) << why;
+}
+
+TEST(SessionEdit, RenameDeleteAndNotesChangeTheFileAndTheViews) {
+  AppState app;
+  const fs::path path = synthetic_session(fusionscope::testing::scratch_dir());
+  ASSERT_TRUE(open_session_file(app, path));
+  const int64_t eager = id_named(*app.session, "geglu-post / eager");
+  const int64_t fused = id_named(*app.session, "geglu-post / pointwise-fused");
+  ASSERT_GT(eager, 0);
+  ASSERT_GT(fused, 0);
+  app.runs.selected = {eager, fused};
+  app.comparison.a = eager;
+  app.comparison.b = fused;
+  app.stats.run = fused;
+
+  std::string why;
+  ASSERT_TRUE(rename_run(app, eager, "GeGLU eager, 20 iterations", &why)) << why;
+  EXPECT_EQ(app.session->find_run(eager)->data.info.name, "GeGLU eager, 20 iterations");
+  EXPECT_FALSE(rename_run(app, eager, "", &why));
+  EXPECT_FALSE(rename_run(app, 9999, "x", &why));
+  ASSERT_TRUE(set_session_notes(app, "GeGLU on the lab's H100\nsecond line", &why)) << why;
+
+  ASSERT_TRUE(delete_runs(app, {fused}, &why)) << why;
+  EXPECT_EQ(app.session->find_run(fused), nullptr);
+  EXPECT_EQ(app.runs.selected, std::vector<int64_t>{eager});
+  EXPECT_EQ(app.comparison.b, -1);
+  EXPECT_EQ(app.stats.run, -1);
+
+  const auto store = storage::SessionStore::open(path);
+  EXPECT_EQ(store.run(eager)->name, "GeGLU eager, 20 iterations");
+  EXPECT_FALSE(store.run(fused).has_value());
+  EXPECT_EQ(store.session().notes, "GeGLU on the lab's H100\nsecond line");
+  EXPECT_EQ(store.runs().size(), app.session->runs.size());
+}
+
+TEST(SessionEdit, RunsStoredByTheLabArriveInTheOpenSessionInIdOrder) {
+  const fs::path path = synthetic_session(fusionscope::testing::scratch_dir());
+  auto session = open_session(path);
+  const size_t before = session->runs.size();
+  int64_t added = 0;
+  {
+    auto store = storage::SessionStore::open(path, storage::OpenMode::kReadWrite);
+    storage::RunInfo info;
+    info.name = "geglu-post / gated-gemm";
+    info.status = storage::RunStatus::kRunning;
+    added = store.add_run(info);
+    store.set_property("lab.sweep.1", "{}");
+  }
+  EXPECT_EQ(load_runs_into(*session, {added}), 1u);
+  ASSERT_EQ(session->runs.size(), before + 1);
+  EXPECT_EQ(session->runs.back()->data.info.id, added);
+  EXPECT_EQ(session->runs.back()->data.info.status, storage::RunStatus::kRunning);
+  EXPECT_EQ(session->properties.size(), 1u);
+  {
+    auto store = storage::SessionStore::open(path, storage::OpenMode::kReadWrite);
+    storage::RunInfo info = *store.run(added);
+    info.status = storage::RunStatus::kOk;
+    store.update_run(info);
+  }
+  EXPECT_EQ(load_runs_into(*session, {added, 424242}), 1u);  // a missing id is skipped
+  EXPECT_EQ(session->runs.size(), before + 1);               // replaced, not added twice
+  EXPECT_EQ(session->runs.back()->data.info.status, storage::RunStatus::kOk);
+}
+
+TEST(LabPanel, RunningIntoTheSampleOffersANewSessionInstead) {
+  AppState app;
+  ASSERT_TRUE(open_session_file(app, FUSIONSCOPE_SAMPLE));
+  std::vector<std::string> refusals;
+  std::optional<lab::LabRequest> request = lab_request(app.lab, &refusals);
+  ASSERT_TRUE(request.has_value());
+  EXPECT_TRUE(refusals.empty());
+  // geglu-post in every variant that applies: fully-fused does not.
+  EXPECT_EQ(request->job.runs.size(), 4u);
+  start_lab_run(app, std::move(*request));
+  EXPECT_TRUE(app.edit.pending.offer_requested);
+  EXPECT_TRUE(app.edit.pending.request.has_value());
+  EXPECT_NE(app.edit.pending.why_read_only.find("read-only"), std::string::npos);
+  EXPECT_FALSE(app.lab.controller->busy());
+}
+
+TEST(LabPanel, InvalidSizesAreRefusedWithTheReason) {
+  AppState app;
+  app.lab.form.rows = 0;
+  std::vector<std::string> refusals;
+  EXPECT_FALSE(lab_request(app.lab, &refusals).has_value());
+  ASSERT_EQ(refusals.size(), 1u);
+  EXPECT_NE(refusals[0].find("rows must be positive"), std::string::npos) << refusals[0];
+
+  app.lab.form.rows = 8192;
+  app.lab.form.hidden = 3001;
+  update_lab_rows(app);
+  ASSERT_FALSE(app.lab.refusals.empty());
+  EXPECT_NE(app.lab.refusals[0].find("multiple of 8"), std::string::npos);
+  EXPECT_FALSE(app.lab.run_enabled);
+  EXPECT_NE(ui_probe_text(app).find("lab.refusals=" + app.lab.refusals[0]), std::string::npos);
+  EXPECT_NE(ui_probe_text(app).find("lab.run_enabled=0"), std::string::npos);
+
+  app.lab.form.hidden = 3072;
+  app.lab.sweep_on = true;
+  app.lab.sweep.from = 8192;
+  app.lab.sweep.to = 256;
+  refusals.clear();
+  EXPECT_FALSE(lab_request(app.lab, &refusals).has_value());
+  EXPECT_NE(refusals.at(0).find("must go up"), std::string::npos);
+}
+
+TEST(LabPanel, TheGuessSitsNextToTheSamplesMeasuredRuns) {
+  AppState app;
+  ASSERT_TRUE(open_session_file(app, synthetic_session(fusionscope::testing::scratch_dir())));
+  update_lab_rows(app);  // geglu-post, every variant
+  ASSERT_EQ(app.lab.rows.size(), 5u);
+  EXPECT_EQ(app.lab.peaks.source.rfind("NVIDIA H100 80GB HBM3: ", 0), 0u) << app.lab.peaks.source;
+  const LabVariantRow& eager = app.lab.rows[0];
+  ASSERT_TRUE(eager.prediction.has_value());
+  EXPECT_EQ(eager.prediction->kernels(), 5u);
+  ASSERT_TRUE(eager.outcome.has_value());
+  EXPECT_EQ(eager.run_name, "geglu-post / eager");
+  EXPECT_TRUE(eager.outcome->measured);
+  EXPECT_DOUBLE_EQ(eager.outcome->measured_kernels, 5.0);
+  EXPECT_FALSE(eager.outcome->has(analysis::SurpriseKind::kKernelCount));
+  ASSERT_TRUE(eager.outcome->roofline_fraction.has_value());
+  EXPECT_GT(*eager.outcome->roofline_fraction, 0.3);
+  EXPECT_LT(*eager.outcome->roofline_fraction, 1.0);
+  // gated-gemm has no run in the synthetic session; fully-fused does not apply.
+  EXPECT_FALSE(app.lab.rows[3].outcome.has_value());
+  EXPECT_FALSE(app.lab.rows[4].supported);
+  EXPECT_NE(app.lab.rows[4].why_not.find("fully-fused"), std::string::npos);
+  // Without a probed device the run waits; the guess is shown all the same.
+  EXPECT_FALSE(app.lab.run_enabled);
+}
+
+TEST(SweepView, TheChartComesBackFromTheSessionsProperties) {
+  const fs::path path = synthetic_session(fusionscope::testing::scratch_dir());
+  auto session = open_session(path);
+  const int64_t eager = id_named(*session, "geglu-post / eager");
+  const int64_t fused = id_named(*session, "geglu-post / pointwise-fused");
+  lab::SweepRecord r;
+  r.key = "lab.sweep.1";
+  r.spec.size = lab::SweepSize::kHidden;
+  r.spec.from = 3072;
+  r.spec.to = 3072;
+  r.base = *kernels::find_preset("geglu-post");
+  r.variants = {kernels::Variant::kEager, kernels::Variant::kPointwiseFused,
+                kernels::Variant::kGatedGemm};
+  r.points = {
+      {3072, {{kernels::Variant::kEager, eager}, {kernels::Variant::kPointwiseFused, fused}}}};
+  {
+    auto store = storage::SessionStore::open(path, storage::OpenMode::kReadWrite);
+    lab::save_sweep(store, r);
+  }
+  session = open_session(path);
+  const auto sweeps = lab::load_sweeps(session->properties);
+  ASSERT_EQ(sweeps.size(), 1u);
+  const analysis::PredictionPeaks peaks = analysis::choose_peaks(&session->info, nullptr);
+  const analysis::SweepChart chart = sweep_chart_of(*session, sweeps[0], peaks);
+  ASSERT_EQ(chart.sizes, std::vector<double>{3072});
+  ASSERT_EQ(chart.series.size(), 3u);
+  EXPECT_EQ(chart.baseline, "eager");
+  EXPECT_GT(chart.series[1].speedup[0], 1.0);           // the sample's fused run is faster
+  EXPECT_TRUE(std::isnan(chart.series[2].time_ns[0]));  // no gated-gemm run: a gap
+  EXPECT_GT(chart.series[2].bound_ns[0], 0);            // but its bound is known
+}
+
+}  // namespace
+}  // namespace fusionscope::ui
