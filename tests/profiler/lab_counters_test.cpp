@@ -2,6 +2,7 @@
 // counters pass's metrics keyed to the first timed iteration's kernels, PM sampling around the
 // warm-up and timed iterations, and refusals (no permission, CUDA graphs, a kernel count that
 // does not match) stored as the run's properties for the views.
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "fusionscope/lab/hardware_counters.h"
 #include "fusionscope/lab/job_file.h"
 #include "fusionscope/lab/lab.h"
+#include "fusionscope/lab/session_report.h"
 #include "fusionscope/storage/session_store.h"
 #include "test_paths.h"
 
@@ -292,6 +294,11 @@ TEST(LabCounters, RefusedCountersAreStoredAndNotAskedForAgain) {
   ASSERT_EQ(result.run_ids.size(), 2u);
   EXPECT_EQ(result.ok, 2u);  // the runs themselves are fine
   EXPECT_EQ(b.counters->passes, 1);
+  // The terminal report says it too.
+  std::ostringstream report;
+  write_report(b.store, report);
+  EXPECT_NE(report.str().find("  counters: counters: not permitted"), std::string::npos)
+      << report.str();
   for (int64_t id : result.run_ids) {
     const auto k = b.store.property(analysis::kernel_counters_property(id));
     const auto s = b.store.property(analysis::pm_sampling_property(id));

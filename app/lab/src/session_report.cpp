@@ -8,6 +8,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "fusionscope/analysis/metrics_status.h"
+
 namespace fusionscope::lab {
 namespace {
 
@@ -219,6 +221,11 @@ void write_report(const storage::SessionStore& store, std::ostream& out, std::si
         << "]\n";
     if (!s.info.error.empty()) out << "  error: " << s.info.error << '\n';
     if (!s.info.trace_status.empty()) out << "  trace: " << s.info.trace_status << '\n';
+    // Outcomes of the counters pass and PM sampling (capture --counters, --pm-sampling).
+    if (auto p = store.property(analysis::kernel_counters_property(s.info.id)))
+      out << "  counters: " << *p << '\n';
+    if (auto p = store.property(analysis::pm_sampling_property(s.info.id)))
+      out << "  PM samples: " << *p << '\n';
     if (s.top.empty()) {
       out << "  no kernels recorded\n";
       continue;
