@@ -3,8 +3,10 @@
 // lab stores arriving in the open session, the panel's refusals and its guess next to the sample's
 // measured runs, a sweep's chart from the session's properties, and the state probe's text.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -198,6 +200,120 @@ TEST(LabPanel, TheGuessSitsNextToTheSamplesMeasuredRuns) {
   EXPECT_NE(app.lab.rows[4].why_not.find("fully-fused"), std::string::npos);
   // Without a probed device the run waits; the guess is shown all the same.
   EXPECT_FALSE(app.lab.run_enabled);
+}
+
+// Runs like the runner, slowly enough for the app to draw frames while the job is under way.
+class SlowExecutor : public lab::Executor {
+ public:
+  kernels::RunResult execute(const kernels::MlpConfig& config, kernels::Variant variant,
+                             const kernels::RunOptions& o) override {
+    kernels::RunResult r;
+    r.config = config;
+    r.variant = variant;
+    for (int i = 0; i < o.timed_iterations; ++i) {
+      if (o.on_progress)
+        o.on_progress({kernels::RunProgress::Phase::kTimed, i, o.timed_iterations});
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    r.ok = true;
+    r.median_ms = 0.25;
+    return r;
+  }
+};
+
+// Writes a kernel and its launch inside an "iteration 0" range, as a traced timed iteration.
+class OneKernelCapture : public lab::Capture {
+ public:
+  bool available() const override { return true; }
+  std::string unavailable_reason() const override { return {}; }
+  void begin_run(profiler::TraceSink& sink) override { sink_ = &sink; }
+  profiler::TraceOutcome end_run() override {
+    storage::RangeRecord it;
+    it.start_ns = 0;
+    it.end_ns = 10000;
+    it.thread_id = 1;
+    it.kind = storage::RangeKind::kNvtx;
+    it.name = sink_->intern("iteration 0");
+    sink_->insert_ranges(std::span(&it, 1));
+    storage::ApiCallRecord a;
+    a.start_ns = 100;
+    a.end_ns = 200;
+    a.thread_id = 1;
+    a.correlation_id = 9;
+    a.name = sink_->intern("cudaLaunchKernel");
+    sink_->insert_api_calls(std::span(&a, 1));
+    storage::KernelRecord k;
+    k.start_ns = 1000;
+    k.end_ns = 3000 + 1000 * static_cast<int64_t>(++runs_);
+    k.correlation_id = 9;
+    k.name = sink_->intern("k");
+    sink_->insert_kernels(std::span(&k, 1));
+    profiler::TraceOutcome out;
+    out.traced = true;
+    out.kernels = 1;
+    return out;
+  }
+
+ private:
+  profiler::TraceSink* sink_ = nullptr;
+  int runs_ = 0;
+};
+
+TEST(LabPanel, FinishedRunsLandInTheOpenSessionWhileTheJobRunsAndTheViewsFollow) {
+  AppState app;
+  const fs::path path = fusionscope::testing::scratch_dir() / "live.fsdb";
+  ASSERT_TRUE(create_and_open_session(app, path));
+  lab::DeviceFacts gpu;
+  gpu.available = true;
+  gpu.name = "Test GPU";
+  gpu.free_bytes = uint64_t{80} << 30;
+  app.lab.controller = std::make_shared<lab::LabController>(
+      [] {
+        return std::make_unique<lab::Lab>(std::make_unique<SlowExecutor>(),
+                                          std::make_unique<OneKernelCapture>());
+      },
+      [gpu] { return gpu; });
+  app.lab.controller->wait_for_device();
+  app.lab.iterations = 1;
+  app.lab.warmup = 0;
+  update_lab_rows(app);
+  EXPECT_TRUE(app.lab.run_enabled) << (app.lab.refusals.empty() ? "" : app.lab.refusals[0]);
+  std::vector<std::string> refusals;
+  auto request = lab_request(app.lab, &refusals);
+  ASSERT_TRUE(request.has_value());
+  request->job.iterations = 20;  // 100 ms a run: the app sees the job under way
+  start_lab_run(app, std::move(*request));
+  ASSERT_TRUE(app.lab.controller->busy()) << app.lab.start_error;
+  EXPECT_TRUE(lab_writing_session(app));
+  std::string why;
+  EXPECT_FALSE(set_session_notes(app, "busy", &why));  // edits wait for the job
+  EXPECT_NE(why.find("lab job is writing"), std::string::npos);
+
+  size_t seen_mid_job = 0;
+  bool progress_shown = false;
+  while (app.lab.controller->busy() || !app.lab.job_seen_done) {
+    sync_lab(app);  // what every frame does
+    if (app.lab.controller->busy()) {
+      seen_mid_job = std::max(seen_mid_job, app.session->runs.size());
+      progress_shown = progress_shown || app.status.rfind("Lab: run ", 0) == 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(seen_mid_job, 1u);  // runs arrived before the job ended
+  EXPECT_TRUE(progress_shown);
+  ASSERT_EQ(app.session->runs.size(), 4u);
+  EXPECT_EQ(app.status, "Lab: 4 runs: 4 ok");
+  EXPECT_EQ(app.session->info.gpu_name.empty(), true);  // no device description in a test
+  // The views point at the job: eager against its fastest variant, its runs on the timeline.
+  const int64_t eager = id_named(*app.session, "geglu-post / eager");
+  EXPECT_EQ(app.comparison.a, eager);
+  EXPECT_EQ(app.comparison.b, id_named(*app.session, "geglu-post / epilogue"));  // 4 us < 5, 6 us
+  EXPECT_EQ(app.runs.selected.size(), 4u);
+  // And the panel measures them against the guess: one kernel per iteration, not the plan's.
+  update_lab_rows(app);
+  ASSERT_TRUE(app.lab.rows[0].outcome.has_value());
+  EXPECT_EQ(app.lab.rows[0].run_name, "geglu-post / eager");
+  EXPECT_TRUE(app.lab.rows[0].outcome->has(analysis::SurpriseKind::kKernelCount));
 }
 
 TEST(SweepView, TheChartComesBackFromTheSessionsProperties) {
