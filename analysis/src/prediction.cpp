@@ -234,6 +234,12 @@ VariantOutcome compare_to_prediction(const VariantPrediction& prediction,
                    "(the L2 may hold them)");
   }
   for (const OpOutcome& o : ops) {
+    if (o.bound_ns > 0 && o.measured_ns > 0 &&
+        o.measured_ns < thresholds.faster_than_bound * o.bound_ns)
+      surprise(SurpriseKind::kFasterThanBound,
+               "op '" + o.op + "': " + format_duration(o.measured_ns) +
+                   " per iteration beats its " + format_duration(o.bound_ns) +
+                   " bound: the L2 kept part of its traffic, or the peaks are low for this kernel");
     if (o.planned && !o.measured)
       surprise(SurpriseKind::kOpMissing, "planned op '" + o.op + "' ran no kernel");
     if (!o.planned && o.measured)

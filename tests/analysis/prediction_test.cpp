@@ -224,6 +224,19 @@ TEST(Compare, FasterThanTheBoundMeansThePeaksAreWrong) {
   EXPECT_GT(*o.roofline_fraction, 1.0);
 }
 
+TEST(Compare, AnOpFasterThanItsBoundIsCalledOutByName) {
+  const auto geglu = *kernels::find_preset("geglu-post");
+  const VariantPrediction p = predict(geglu, Variant::kEager, round_peaks());
+  // Every op at twice its bound except the multiply, at 80 % of it (the L2 kept its writes).
+  std::vector<FakeKernel> pass;
+  for (const auto& l : p.launches)
+    pass.push_back({l.op, (l.op == "mul" ? 0.8 : 2.0) * l.bound_ns / 1000.0});
+  const VariantOutcome o = compare_to_prediction(p, lab_run(pass, 1, 2));
+  ASSERT_EQ(o.surprises.size(), 1u);
+  EXPECT_EQ(o.surprises[0].kind, SurpriseKind::kFasterThanBound);
+  EXPECT_EQ(o.surprises[0].message.rfind("op 'mul': ", 0), 0u) << o.surprises[0].message;
+}
+
 TEST(Compare, AFailedCheckAndAFailedRunAreCalledOut) {
   const auto geglu = *kernels::find_preset("geglu-post");
   const VariantPrediction p = predict(geglu, Variant::kGatedGemm, round_peaks());

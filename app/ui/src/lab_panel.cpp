@@ -409,7 +409,12 @@ void draw_run_controls(AppState& app) {
   }
   const lab::LabStatus st = s.controller ? s.controller->status() : lab::LabStatus{};
   if (st.busy()) {
-    ImGui::ProgressBar(progress_fraction(st), ImVec2(-em * 7, 0), st.describe_progress().c_str());
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(st.describe_progress().c_str());
+    ImGui::PopTextWrapPos();
+    char runs[32];
+    std::snprintf(runs, sizeof runs, "%zu / %zu runs", st.finished.size(), st.progress.run_count);
+    ImGui::ProgressBar(progress_fraction(st), ImVec2(-em * 7, 0), runs);
     ImGui::SameLine();
     if (st.state == lab::LabStatus::State::kCancelling) {
       ImGui::BeginDisabled();
@@ -470,8 +475,12 @@ void draw_config_column(AppState& app, const kernels::MlpConfig* config) {
   draw_run_controls(app);
 }
 
+// The roofline fraction's colour follows analysis::SurpriseThresholds: red where it is a
+// surprise (far below the bound, or clearly faster than it), amber just above 100 %.
 ImVec4 fraction_color(const Theme& theme, double f) {
-  if (f > 1.05 || f < 0.25) return theme.bad;
+  const analysis::SurpriseThresholds t;
+  if (f < t.far_below_roofline || f > 1.0 / t.faster_than_bound) return theme.bad;
+  if (f > 1.0) return theme.accent;
   if (f >= 0.5) return theme.good;
   return ImVec4(0.85f, 0.85f, 0.88f, 1.0f);
 }
