@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Runs fusionscope's GPU work on a GPU server from binaries built on a development machine, for
+# servers that have the NVIDIA driver and the CUDA Toolkit but none of our Debian libraries.
+#
+#   scripts/gpu_bundle.sh pack BUILD_DIR BUNDLE   (development machine) gather and strip the `gpu`
+#                                                  test programs, benchmarks and fusionscope, plus
+#                                                  the shared libraries a bare server lacks
+#   scripts/gpu_bundle.sh run BUNDLE OUT STEP...  (GPU server) run steps, logs and files to OUT:
+#       tests    every gpu-labelled test program (summary: passed/failed per program)
+#       bench    kernel benchmark, PyTorch eager/compile side by side, tracing overhead
+#       sample   capture the built-in sample session (bench/profiler/sample_session*_job.json)
+#                with calibrated ceilings, and print its report
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+verb=${1:-}
+shift || true
+
+gpu_tests=(tests/kernels/kernels_gpu_test tests/profiler/profiler_gpu_tests
+  tests/profiler/lab_gpu_tests tests/profiler/lab_counters_gpu_tests
+  tests/counters/counters_gpu_test)
+programs=(app/fusionscope bench/kernels/kernels_bench bench/profiler/fusionscope_capture_overhead
+  bench/counters/counters_calibrate)
+
+pack() {
+  local build=${1:?build dir} dest=${2:?bundle dir}
+  rm -rf "$dest" && mkdir -p "$dest/bin" "$dest/lib"
+  for p in "${gpu_tests[@]}" "${programs[@]}"; do
+    cp "$build/$p" "$dest/bin/" && strip --strip-debug "$dest/bin/$(basename "$p")"
+  done
+  # Shared libraries of fusionscope that a bare GPU server may not have (the window system's).
+  ldd "$build/app/fusionscope" | awk '/=> \//{print $3}' |
+    grep -E 'libglfw|libGL|libEGL|libOpenGL|libX|libxcb|libbsd|libmd' | xargs -r cp -L -t "$dest/lib"
+  cp -L /usr/local/cuda/lib64/libcupti.so.13 "$dest/lib/" 2>/dev/null || true
+  tar -C "$dest" -cJf "$dest/bin.tar.xz" bin && rm -rf "$dest/bin"
+  du -sh "$dest"
+}
+
+run() {
+  local bundle out work
+  bundle=$(cd "${1:?bundle dir}" && pwd)
+  out=${2:?out dir}
+  shift 2
+  mkdir -p "$out" && out=$(cd "$out" && pwd)
+  work=$(mktemp -d)
+  tar -xJf "$bundle/bin.tar.xz" -C "$work"
+  export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$bundle/lib:${LD_LIBRARY_PATH:-}"
+  export FUSIONSCOPE_SOURCE_DIR="$here"
+  local bin="$work/bin"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+  for step in "$@"; do
+    echo "=== $step ($(date +%T))"
+    case "$step" in
+      tests)
+        for t in "${gpu_tests[@]}"; do
+          local name
+          name=$(basename "$t")
+          timeout 300 "$bin/$name" --gtest_brief=1 >"$out/$name.log" 2>&1
+          local rc=$?
+          printf '%-26s rc=%-3s %s\n' "$name" "$rc" \
+            "$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' ')"
+          grep -E '^\[  FAILED  \]' "$out/$name.log" | head -5
+        done
+        ;;
+      bench)
+        timeout 150 "$bin/kernels_bench" --json "$out/kernels_bench.json" >"$out/kernels_bench.log" 2>&1
+        tail -30 "$out/kernels_bench.log"
+        PYTHONUNBUFFERED=1 timeout 240 python3 "$here/scripts/bench_vs_torch.py" \
+          --bench "$bin/kernels_bench" --json "$out/torch.json" >"$out/bench_vs_torch.log" 2>&1
+        tail -30 "$out/bench_vs_torch.log"
+        timeout 120 "$bin/fusionscope_capture_overhead" --rounds 5 >"$out/overhead.log" 2>&1
+        tail -15 "$out/overhead.log"
+        ;;
+      sample)
+        local s="$out/sample.fsdb"
+        rm -f "$s"
+        "$bin/fusionscope" capture --config "$here/bench/profiler/sample_session_job.json" --out "$s" \
+          >"$out/sample_capture.log" 2>&1 || { echo "capture failed"; tail "$out/sample_capture.log"; }
+        "$bin/fusionscope" capture --config "$here/bench/profiler/sample_session_geglu_job.json" \
+          --out "$s" --append >>"$out/sample_capture.log" 2>&1 || echo "geglu capture failed"
+        "$bin/fusionscope" capture --preset linear-post --variants eager,fully-fused --graph \
+          --warmup 2 --iters 5 --out "$s" --append >>"$out/sample_capture.log" 2>&1 ||
+          echo "graph capture failed"
+        "$bin/fusionscope" calibrate --session "$s" 2>&1 | tail -4
+        "$bin/fusionscope" report "$s" --top 3 | head -60
+        ls -la "$s"
+        ;;
+      *) echo "unknown step: $step" >&2 ;;
+    esac
+  done
+}
+
+case "$verb" in
+  pack) pack "$@" ;;
+  run) run "$@" ;;
+  *)
+    sed -n 2,15p "$0" >&2
+    exit 2
+    ;;
+esac
