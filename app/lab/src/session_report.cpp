@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <unordered_map>
 
 #include "fusionscope/analysis/metrics_status.h"
+#include "fusionscope/analysis/stats.h"
 
 namespace fusionscope::lab {
 namespace {
@@ -69,33 +69,6 @@ class Table {
   std::vector<bool> right_;
 };
 
-// The timed iterations' NVTX ranges ("iteration N" with N >= warm-up) per thread.
-struct TimedWindows {
-  std::unordered_map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> by_thread;
-  bool contains(uint32_t thread, int64_t t) const {
-    auto it = by_thread.find(thread);
-    if (it == by_thread.end()) return false;
-    const auto& v = it->second;
-    auto up = std::upper_bound(v.begin(), v.end(), std::make_pair(t, INT64_MAX));
-    return up != v.begin() && std::prev(up)->second >= t;
-  }
-};
-
-TimedWindows timed_windows(const RunData& run) {
-  TimedWindows w;
-  for (const auto& r : run.ranges) {
-    if (r.kind != storage::RangeKind::kNvtx) continue;
-    const std::string& name = run.str(r.name);
-    if (!name.starts_with("iteration ")) continue;
-    char* end = nullptr;
-    const long n = std::strtol(name.c_str() + 10, &end, 10);
-    if (end == name.c_str() + 10 || n < run.info.warmup) continue;
-    w.by_thread[r.thread_id].emplace_back(r.start_ns, r.end_ns);
-  }
-  for (auto& [thread, v] : w.by_thread) std::sort(v.begin(), v.end());
-  return w;
-}
-
 std::string trace_cell(const storage::RunInfo& info, std::size_t kernels) {
   if (info.dropped_records > 0) return std::to_string(info.dropped_records) + " dropped";
   if (info.trace_status.empty()) return "complete";
@@ -135,16 +108,13 @@ RunSummary summarize(const RunData& run, std::size_t top_n) {
   s.info = run.info;
   s.kernels = run.kernels.size();
   s.api_calls = run.api_calls.size();
-  std::unordered_map<uint32_t, std::pair<uint32_t, int64_t>> launch_of;  // corr -> thread, start
-  for (const auto& a : run.api_calls) {
-    auto [it, inserted] = launch_of.try_emplace(a.correlation_id, a.thread_id, a.start_ns);
-    if (!inserted && a.start_ns < it->second.second) it->second = {a.thread_id, a.start_ns};
-  }
-  const TimedWindows timed = timed_windows(run);
+  // Timed iterations as the views count them (analysis::timed_kernel_mask).
+  const std::vector<bool> timed = analysis::timed_kernel_mask(run);
   std::vector<uint32_t> launches;
   std::map<std::string, KernelTotal> all, in_timed;
   int64_t first = INT64_MAX, last = INT64_MIN;
-  for (const auto& k : run.kernels) {
+  for (std::size_t i = 0; i < run.kernels.size(); ++i) {
+    const auto& k = run.kernels[i];
     const int64_t d = k.end_ns - k.start_ns;
     s.gpu_ns += d;
     first = std::min(first, k.start_ns);
@@ -158,8 +128,7 @@ RunSummary summarize(const RunData& run, std::size_t top_n) {
       t.total_ns += d;
     };
     add(all);
-    auto l = launch_of.find(k.correlation_id);
-    if (l != launch_of.end() && timed.contains(l->second.first, l->second.second)) {
+    if (!timed.empty() && timed[i]) {
       add(in_timed);
       ++s.timed_kernels;
       s.timed_gpu_ns += d;
