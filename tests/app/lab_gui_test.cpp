@@ -70,18 +70,19 @@ bool wait_for_file(const fs::path& p, double seconds) {
   return false;
 }
 
-// File > Export screenshot..., then the path typed into the file browser.
-void export_window(const App& app, const fs::path& state, const fs::path& png) {
+// File > Export screenshot... (or another File menu item), then the path typed into the file
+// browser.
+void export_window(const App& app, const fs::path& state, const fs::path& png,
+                   const std::string& item = "menu.file.screenshot") {
   UiState s;
   ASSERT_TRUE(wait_for_ui(
       state, [](const UiState& u) { return u.has_item("menu.file"); }, 10, &s));
   ASSERT_TRUE(send_input(app, click(s, "menu.file")));
   ASSERT_TRUE(wait_for_ui(
-      state, [](const UiState& u) { return u.has_item("menu.file.screenshot"); }, 10, &s))
+      state, [&](const UiState& u) { return u.has_item(item); }, 10, &s))
       << describe(s);
   // xdotool's `type` takes every argument after it as text: it comes last.
-  ASSERT_TRUE(send_input(
-      app, click(s, "menu.file.screenshot") + "sleep 0.4 type --delay 15 '" + png.string() + "'"));
+  ASSERT_TRUE(send_input(app, click(s, item) + "sleep 0.4 type --delay 15 '" + png.string() + "'"));
   ASSERT_TRUE(send_input(app, std::string("sleep 0.2 ") + kEnter));
   ASSERT_TRUE(wait_for_file(png, 15)) << "no screenshot at " << png;
 }
@@ -106,7 +107,7 @@ TEST(LabGui, OpensASessionComparesTwoSelectedRunsAndExportsTheWindow) {
       state, [&](const UiState& u) { return u.get("session") == session.string(); }, 15, &s))
       << describe(s);
 
-  // The post's GeGLU eager and gated-gemm runs: click one, Ctrl-click the other.
+  // Two runs of the sample: click one, Ctrl-click the other.
   const std::string a = "4", b = "7";
   ASSERT_TRUE(wait_for_ui(
       state, [&](const UiState& u) { return u.has_item("runs.row." + b); }, 10, &s));
@@ -136,6 +137,19 @@ TEST(LabGui, OpensASessionComparesTwoSelectedRunsAndExportsTheWindow) {
       10, &s))
       << describe(s);
   EXPECT_EQ(s.get("comparison"), a + "," + b);  // still the two runs picked
+
+  // File > Export view...: the comparison panel alone, cropped out of the window.
+  const fs::path view_png = dir / "comparison-view.png";
+  export_window(app, state, view_png, "menu.file.view");
+  int vw = 0, vh = 0;
+  ASSERT_TRUE(png_size(view_png, &vw, &vh));
+  EXPECT_LE(vw, w);
+  EXPECT_LT(vh, h);  // the runs table and menu bar are above the panel
+  EXPECT_GE(vh, h / 3);
+  ASSERT_TRUE(wait_for_ui(
+      state, [](const UiState& u) { return u.get("status").rfind("Saved the view to", 0) == 0; },
+      10, &s))
+      << describe(s);
 
   EXPECT_TRUE(app.running());
   send_quit(app);

@@ -175,6 +175,12 @@ void draw_menu_bar(AppState& app) {
     if (export_clicked)
       open_file_browser(app.file_browser, FileBrowserMode::kSave, "Export screenshot", ".png",
                         "screenshot", {}, "fusionscope.png");
+    const bool view_clicked =
+        ImGui::MenuItem("Export view...", nullptr, false, app.session != nullptr);
+    probe_item(app, "menu.file.view");
+    if (view_clicked)
+      open_file_browser(app.file_browser, FileBrowserMode::kSave, "Export the current view", ".png",
+                        "screenshot-view", {}, "fusionscope-view.png");
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) app.quit = true;
     ImGui::EndMenu();
@@ -273,6 +279,14 @@ void draw_views(AppState& app) {
     if (open) {
       if (!app.view_requested) app.view = v;
       ImGui::Spacing();
+      // The panel below the tabs, down to the content's bottom: what "Export view" crops to.
+      const ImVec2 top_left = ImGui::GetCursorScreenPos();
+      const ImVec2 window = ImGui::GetWindowPos(), content_max = ImGui::GetWindowContentRegionMax();
+      const ImVec2 bottom_right(window.x + content_max.x, window.y + content_max.y);
+      app.view_rect[0] = top_left.x;
+      app.view_rect[1] = top_left.y;
+      app.view_rect[2] = bottom_right.x - top_left.x;
+      app.view_rect[3] = bottom_right.y - top_left.y;
       draw(app);
       ImGui::EndTabItem();
     }
@@ -332,8 +346,9 @@ void draw_popups(AppState& app) {
   fs::path chosen;
   if (draw_file_browser(app.file_browser, chosen)) {
     if (app.file_browser.purpose == "open") open_session_file(app, chosen);
-    if (app.file_browser.purpose == "screenshot") {
+    if (app.file_browser.purpose == "screenshot" || app.file_browser.purpose == "screenshot-view") {
       app.pending_screenshot = chosen.string();
+      app.screenshot_view_only = app.file_browser.purpose == "screenshot-view";
       app.screenshot_wait_frames = 2;  // this frame still shows the popup
     }
     handle_session_file_choice(app, app.file_browser.purpose, chosen);

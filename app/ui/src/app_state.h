@@ -103,11 +103,13 @@ struct AppState {
   bool view_requested = false;  // select `view`'s tab on the next frame
   Panel solo = Panel::kAll;
 
-  std::string status;              // last action's message, shown in the status bar
-  std::string pending_screenshot;  // the window goes to this PNG once the frames below are drawn
-  int screenshot_wait_frames = 0;  // frames left for the file browser to leave the picture
-  bool open_requested = false;     // Ctrl+O: show the file browser
-  bool quit = false;               // Ctrl+Q or File > Quit
+  std::string status;                 // last action's message, shown in the status bar
+  std::string pending_screenshot;     // the window goes to this PNG once the frames below are drawn
+  int screenshot_wait_frames = 0;     // frames left for the file browser to leave the picture
+  bool screenshot_view_only = false;  // crop pending_screenshot to the current view's panel
+  float view_rect[4] = {0, 0, 0, 0};  // the current view's panel: x, y, width, height (points)
+  bool open_requested = false;        // Ctrl+O: show the file browser
+  bool quit = false;                  // Ctrl+Q or File > Quit
 };
 
 }  // namespace fusionscope::ui

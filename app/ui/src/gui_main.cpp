@@ -26,18 +26,26 @@ void init_app(AppState& app, const Platform& p) {
   init_ui_probe(app);  // $FUSIONSCOPE_UI_STATE, for tests that drive the window
 }
 
-// Writes the frame just rendered (still in the back buffer) to app.pending_screenshot.
+// Writes the frame just rendered (still in the back buffer) to app.pending_screenshot: the whole
+// window, or the current view's panel when screenshot_view_only is set.
 void save_window_screenshot(AppState& app, GLFWwindow* window) {
   int w = 0, h = 0;
   glfwGetFramebufferSize(window, &w, &h);
   glReadBuffer(GL_BACK);
-  const Image image = read_pixels(0, 0, w, h, w, h);
+  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;  // points to pixels (high DPI)
+  const bool crop = app.screenshot_view_only && app.view_rect[2] > 0 && app.view_rect[3] > 0;
+  const Image image = crop ? read_pixels(static_cast<int>(app.view_rect[0] * scale.x),
+                                         static_cast<int>(app.view_rect[1] * scale.y),
+                                         static_cast<int>(app.view_rect[2] * scale.x),
+                                         static_cast<int>(app.view_rect[3] * scale.y), w, h)
+                           : read_pixels(0, 0, w, h, w, h);
   std::string error;
   if (write_png(app.pending_screenshot, image, &error))
-    app.status = "Saved the window to " + app.pending_screenshot;
+    app.status = (crop ? "Saved the view to " : "Saved the window to ") + app.pending_screenshot;
   else
     show_error(app, "Cannot save the screenshot", error);
   app.pending_screenshot.clear();
+  app.screenshot_view_only = false;
 }
 
 // Whether the user is doing something that needs frames at full rate.
