@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <numeric>
 #include <ostream>
-#include <unordered_map>
 
 #include "compressed_io.h"
+#include "fusionscope/analysis/stats.h"
 #include "json_writer.h"
 
 namespace fusionscope::interchange {
@@ -14,7 +14,6 @@ namespace {
 
 using detail::append_int;
 using detail::append_micros;
-using detail::saturating_add;
 using detail::saturating_sub;
 
 // RFC 4180: quote fields holding a comma, quote, or line break; double the quotes inside.
@@ -87,30 +86,19 @@ std::string summary_csv(const storage::RunData& run) {
 
 }  // namespace
 
+// The same per-name figures as the app's statistics view (analysis::kernel_stats), in CSV's order:
+// total time, longest first, then name.
 std::vector<KernelSummaryRow> summarize_kernels(const storage::RunData& run) {
-  std::unordered_map<storage::StringId, KernelSummaryRow> by_name;
-  int64_t all = 0;
-  for (const auto& k : run.kernels) {
-    const int64_t d = std::max<int64_t>(saturating_sub(k.end_ns, k.start_ns), 0);
-    all = saturating_add(all, d);
-    auto [it, added] = by_name.try_emplace(k.name);
-    KernelSummaryRow& row = it->second;
-    if (added) {
-      row.name = run.str(k.name);
-      row.min_ns = row.max_ns = d;
-    }
-    ++row.count;
-    row.total_ns = saturating_add(row.total_ns, d);
-    row.min_ns = std::min(row.min_ns, d);
-    row.max_ns = std::max(row.max_ns, d);
-  }
   std::vector<KernelSummaryRow> rows;
-  rows.reserve(by_name.size());
-  for (auto& [id, row] : by_name) {
-    row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.count);
-    row.percent_of_gpu_time =
-        all > 0 ? 100.0 * static_cast<double>(row.total_ns) / static_cast<double>(all) : 0.0;
-    rows.push_back(std::move(row));
+  for (const analysis::KernelStat& s : analysis::kernel_stats(run)) {
+    KernelSummaryRow& row = rows.emplace_back();
+    row.name = run.str(s.key);
+    row.count = s.count;
+    row.total_ns = s.total_ns;
+    row.mean_ns = s.mean_ns;
+    row.min_ns = s.min_ns;
+    row.max_ns = s.max_ns;
+    row.percent_of_gpu_time = s.percent;
   }
   std::sort(rows.begin(), rows.end(), [](const KernelSummaryRow& a, const KernelSummaryRow& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
