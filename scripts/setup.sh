@@ -73,7 +73,12 @@ case "$action" in
   --test)
     say "Running tests"
     # One X server for the whole run: GUI tests draw real windows on Mesa's software renderer.
-    exec xvfb-run -a -s "-screen 0 1920x1080x24" \
-      ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS"
+    status=0
+    xvfb-run -a -s "-screen 0 1920x1080x24" \
+      ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" || status=$?
+    # ctest marks skipped tests but does not say why: show the GPU tests' own reason.
+    reason=$(ctest --test-dir "$BUILD_DIR" -L gpu -V 2>/dev/null | grep -m1 -o 'needs a CUDA GPU: .*')
+    [ -n "$reason" ] && say "The gpu tests were skipped: $reason"
+    exit $status
     ;;
 esac
