@@ -11,8 +11,8 @@ namespace fusionscope::testing {
 std::string gpu_unavailable_reason();
 }  // namespace fusionscope::testing
 
-#define FUSIONSCOPE_REQUIRE_GPU()                                                   \
-  do {                                                                              \
-    const std::string fusionscope_reason = ::fusionscope::testing::gpu_unavailable_reason(); \
+#define FUSIONSCOPE_REQUIRE_GPU()                                                                \
+  do {                                                                                           \
+    const std::string fusionscope_reason = ::fusionscope::testing::gpu_unavailable_reason();     \
     if (!fusionscope_reason.empty()) GTEST_SKIP() << "needs a CUDA GPU: " << fusionscope_reason; \
   } while (0)

@@ -13,7 +13,8 @@ std::filesystem::path source_dir() {
 }
 
 std::filesystem::path torch_fixtures_dir() {
-  if (const char* env = std::getenv("FUSIONSCOPE_FIXTURES_DIR")) return std::filesystem::path(env) / "torch";
+  if (const char* env = std::getenv("FUSIONSCOPE_FIXTURES_DIR"))
+    return std::filesystem::path(env) / "torch";
   return std::filesystem::path(FUSIONSCOPE_FIXTURES_DIR) / "torch";
 }
 

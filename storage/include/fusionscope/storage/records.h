@@ -69,7 +69,12 @@ struct RangeRecord {
 
 enum class MemopKind : uint8_t { kMemcpy = 0, kMemset = 1 };
 enum class CopyKind : uint8_t {
-  kUnknown = 0, kHtoD = 1, kDtoH = 2, kDtoD = 3, kHtoH = 4, kPeer = 5
+  kUnknown = 0,
+  kHtoD = 1,
+  kDtoH = 2,
+  kDtoD = 3,
+  kHtoH = 4,
+  kPeer = 5
 };
 
 // One memcpy or memset on a GPU stream.
