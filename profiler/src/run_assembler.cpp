@@ -192,7 +192,9 @@ void RunAssembler::add_kernel(const CUpti_ActivityKernel10& k) {
   kernel_graph_nodes_.push_back(k.graphNodeId);
 }
 
-void RunAssembler::add_memcpy(const CUpti_ActivityMemcpy6& m) {
+// Memcpy and memset records differ only in their kind; both become one MemopRecord.
+template <typename Activity>
+void RunAssembler::add_memop(const Activity& m, MemopKind kind, CopyKind copy) {
   if (!timed(m.start, m.end)) {
     ++stats_.untimed_records;
     return;
@@ -204,27 +206,18 @@ void RunAssembler::add_memcpy(const CUpti_ActivityMemcpy6& m) {
   r.stream = m.streamId;
   r.correlation_id = m.correlationId;
   r.bytes = m.bytes;
-  r.kind = MemopKind::kMemcpy;
-  r.copy_kind = copy_kind(m.copyKind);
+  r.kind = kind;
+  r.copy_kind = copy;
   memop_batch_.push_back(r);
   if (memop_batch_.size() >= options_.batch_records) flush_memops();
 }
 
+void RunAssembler::add_memcpy(const CUpti_ActivityMemcpy6& m) {
+  add_memop(m, MemopKind::kMemcpy, copy_kind(m.copyKind));
+}
+
 void RunAssembler::add_memset(const CUpti_ActivityMemset4& m) {
-  if (!timed(m.start, m.end)) {
-    ++stats_.untimed_records;
-    return;
-  }
-  MemopRecord r;
-  r.start_ns = ns(m.start);
-  r.end_ns = ns(m.end);
-  r.device = m.deviceId;
-  r.stream = m.streamId;
-  r.correlation_id = m.correlationId;
-  r.bytes = m.bytes;
-  r.kind = MemopKind::kMemset;
-  memop_batch_.push_back(r);
-  if (memop_batch_.size() >= options_.batch_records) flush_memops();
+  add_memop(m, MemopKind::kMemset, CopyKind::kUnknown);
 }
 
 void RunAssembler::add_api(const CUpti_ActivityAPI& a, ApiDomain domain) {

@@ -75,6 +75,8 @@ class RunAssembler {
   void add_kernel(const CUpti_ActivityKernel10& k);
   void add_memcpy(const CUpti_ActivityMemcpy6& m);
   void add_memset(const CUpti_ActivityMemset4& m);
+  template <typename Activity>
+  void add_memop(const Activity& m, storage::MemopKind kind, storage::CopyKind copy);
   void add_api(const CUpti_ActivityAPI& a, storage::ApiDomain domain);
   void add_marker(const CUpti_ActivityMarker2& m);
   void add_sync(const CUpti_ActivitySynchronization2& s);
