@@ -1,6 +1,10 @@
+#include <algorithm>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "fusionscope/interchange/torch_trace_import.h"
+#include "fusionscope/storage/run_writer.h"
 #include "imported_run_info.h"
 
 namespace fusionscope::interchange {
@@ -20,34 +24,33 @@ int64_t write_torch_trace(storage::SessionStore& store, const TorchTrace& trace,
     store.update_session(session);
   }
 
-  const int64_t run_id = store.add_run(detail::imported_run_info(trace, options));
-  try {
-    std::vector<storage::StringId> ids(trace.strings.size(), storage::kNoString);
-    for (size_t i = 1; i < trace.strings.size(); ++i) ids[i] = store.intern(trace.strings[i]);
-    auto remap = [&ids](storage::StringId local) {
-      return local < ids.size() ? ids[local] : storage::kNoString;
-    };
-    std::vector<storage::KernelRecord> kernels = trace.kernels;
-    for (auto& k : kernels) {
-      k.name = remap(k.name);
-      k.op = remap(k.op);
-    }
-    std::vector<storage::ApiCallRecord> calls = trace.api_calls;
-    for (auto& a : calls) a.name = remap(a.name);
-    std::vector<storage::RangeRecord> ranges = trace.ranges;
-    for (auto& r : ranges) r.name = remap(r.name);
-    store.insert_kernels(run_id, kernels);
-    store.insert_api_calls(run_id, calls);
-    store.insert_ranges(run_id, ranges);
-    store.insert_memops(run_id, trace.memops);
-  } catch (...) {
-    try {
-      store.delete_run(run_id);
-    } catch (...) {
-      // The original failure is the one worth reporting.
-    }
-    throw;
+  // Strings first (one transaction), then the run: on any failure the writer removes the run, so
+  // a session never shows a half-imported trace as complete.
+  std::vector<storage::StringId> ids(trace.strings.size(), storage::kNoString);
+  if (trace.strings.size() > 1) {
+    const std::vector<storage::StringId> interned =
+        store.intern_all(std::span<const std::string>(trace.strings).subspan(1));
+    std::copy(interned.begin(), interned.end(), ids.begin() + 1);
   }
+  auto remap = [&ids](storage::StringId local) {
+    return local < ids.size() ? ids[local] : storage::kNoString;
+  };
+  storage::RunWriter run(store, detail::imported_run_info(trace, options));
+  std::vector<storage::KernelRecord> kernels = trace.kernels;
+  for (auto& k : kernels) {
+    k.name = remap(k.name);
+    k.op = remap(k.op);
+  }
+  std::vector<storage::ApiCallRecord> calls = trace.api_calls;
+  for (auto& a : calls) a.name = remap(a.name);
+  std::vector<storage::RangeRecord> ranges = trace.ranges;
+  for (auto& r : ranges) r.name = remap(r.name);
+  run.add_kernels(kernels);
+  run.add_api_calls(calls);
+  run.add_ranges(ranges);
+  run.add_memops(trace.memops);
+  run.commit();
+  const int64_t run_id = run.id();
   return run_id;
 }
 
