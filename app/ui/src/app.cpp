@@ -5,6 +5,7 @@
 #include <exception>
 #include <stdexcept>
 
+#include "fusionscope/analysis/configuration_key.h"
 #include "fusionscope/analysis/format.h"
 #include "lab_panel.h"
 #include "sample_locator.h"
@@ -45,21 +46,6 @@ bool open_session_file(AppState& app, const fs::path& path, bool is_sample) {
   return true;
 }
 
-namespace {
-
-// Runs that are variants of one configuration share their configuration text (or failing that
-// the part of their name before " / ") and whether they replay a CUDA graph.
-std::string configuration_key(const storage::RunInfo& info) {
-  std::string key = info.config_json;
-  if (key.empty()) {
-    const size_t slash = info.name.find(" / ");
-    key = slash == std::string::npos ? info.name : info.name.substr(0, slash);
-  }
-  return key + (info.cuda_graph ? "|graph" : "");
-}
-
-}  // namespace
-
 void choose_default_runs(AppState& app) {
   const Session& session = *app.session;
   for (const auto& run : session.runs) {
@@ -77,7 +63,8 @@ void choose_default_runs(AppState& app) {
     const LoadedRun* fastest = nullptr;
     for (const auto& b : session.runs) {
       if (b.get() == a.get() || b->summary.kernels == 0) continue;
-      if (configuration_key(b->data.info) != configuration_key(a->data.info)) continue;
+      if (analysis::configuration_key(b->data.info) != analysis::configuration_key(a->data.info))
+        continue;
       if (!fastest || b->summary.kernel_time_per_iteration_ns() <
                           fastest->summary.kernel_time_per_iteration_ns())
         fastest = b.get();
