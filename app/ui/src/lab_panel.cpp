@@ -8,6 +8,7 @@
 #include "fusionscope/kernels/plan.h"
 #include "session_edit.h"
 #include "ui_probe.h"
+#include "view_registry.h"
 #include "views.h"
 
 namespace fusionscope::ui {
@@ -859,8 +860,7 @@ void sync_lab(AppState& app) {
   focus_job_runs(app, st.run_ids);
   if (!st.sweep_key.empty()) {
     app.sweep.key = st.sweep_key;
-    app.view = View::kSweep;
-    app.view_requested = true;
+    show_view(app, "sweep");
   }
 }
 
