@@ -1,10 +1,10 @@
 #include "fusionscope/storage/run_writer.h"
 
 #include <algorithm>
-#include <ctime>
 #include <type_traits>
 #include <vector>
 
+#include "fusionscope/storage/utc_time.h"
 #include "schema.h"
 #include "session_store_impl.h"
 
@@ -15,15 +15,6 @@ using detail::Statement;
 using detail::Transaction;
 
 namespace {
-
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // String ids a record refers to must exist in the session.
 template <typename R>
@@ -53,7 +44,7 @@ RunWriter::RunWriter(SessionStore& store, const RunInfo& info) : store_(store), 
   detail::StoreState& s = *store_.impl_;
   s.require_writable("add a run");
   Database& db = *s.db;
-  if (info_.created_utc.empty()) info_.created_utc = now_utc();
+  if (info_.created_utc.empty()) info_.created_utc = utc_now();
   info_.state = RunState::kWriting;
   info_.integrity = Integrity::kUnprotected;
   info_.damage.clear();

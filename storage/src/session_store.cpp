@@ -1,13 +1,13 @@
 // SessionStore: opening, creating and validating session files; the session row, strings and
 // properties; Save As. Runs are in run_access.cpp, the writer of new runs in run_writer.cpp.
 #include "fusionscope/storage/session_store.h"
+#include "fusionscope/storage/utc_time.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 
 #include "file_probe.h"
 #include "schema.h"
@@ -56,15 +56,6 @@ const std::string& RunData::process_name(uint32_t pid) const {
 }
 
 namespace {
-
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 fs::path absolute_path(const fs::path& p) {
   std::error_code ec;
@@ -224,7 +215,7 @@ SessionStore SessionStore::create(const fs::path& path, const SessionInfo& info)
     impl->string_ids.emplace(std::string(), kNoString);
     SessionStore store(std::move(impl));
     SessionInfo filled = info;
-    if (filled.created_utc.empty()) filled.created_utc = now_utc();
+    if (filled.created_utc.empty()) filled.created_utc = utc_now();
     store.update_session(filled);
     return store;
   } catch (...) {

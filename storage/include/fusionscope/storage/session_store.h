@@ -76,7 +76,7 @@ enum class Integrity : uint8_t {
 
 // One execution of a configuration in one variant.
 struct RunInfo {
-  int64_t id = 0;           // assigned by add_run()
+  int64_t id = 0;           // assigned by RunWriter
   std::string name;         // e.g. "geglu-post / eager"
   std::string config_json;  // the full configuration, as the kernels library serializes it
   std::string kind;         // "linear", "mlp", "gated", or "imported"
