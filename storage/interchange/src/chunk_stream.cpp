@@ -179,19 +179,23 @@ void ChunkStream::produce() {
 
 void ChunkStream::produce_plain(int fd, std::string_view head) {
   Chunk chunk = empty_chunk();
+  if (chunk.bytes.size() < head.size()) chunk.bytes.resize(head.size());
   std::memcpy(chunk.bytes.data(), head.data(), head.size());
   size_t filled = head.size();
   while (true) {
-    const size_t n = read_input(fd, chunk.bytes.data() + filled, chunk.bytes.size() - filled);
+    const size_t n = filled < chunk.bytes.size()
+                         ? read_input(fd, chunk.bytes.data() + filled, chunk.bytes.size() - filled)
+                         : 0;
     filled += n;
-    if (n == 0 || filled == chunk.bytes.size()) {
+    const bool at_end = n == 0 && filled < chunk.bytes.size();
+    if (at_end || filled == chunk.bytes.size()) {
       if (filled > 0) {
         chunk.bytes.resize(filled);
         if (!push(std::move(chunk))) return;
         chunk = empty_chunk();
         filled = 0;
       }
-      if (n == 0) return;
+      if (at_end) return;
     }
   }
 }

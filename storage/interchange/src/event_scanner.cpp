@@ -95,6 +95,7 @@ bool EventScanner::fill() {
     ended_ = true;
     return false;
   }
+  ++fills_;
   // Drop what is consumed, then append the chunk behind what is kept.
   if (pos_ > 0) {
     std::memmove(buf_.data(), buf_.data() + pos_, len_ - pos_);
@@ -356,9 +357,11 @@ void EventScanner::scan_events(ScanSink& sink) {
       take_value(0, kept, st);
       sink.on_non_object_event();
     }
-    const uint64_t before = base_;
     c = peek_token();
-    if (base_ != before) sink.on_chunk();
+    if (fills_ != reported_fills_) {
+      reported_fills_ = fills_;
+      sink.on_chunk();
+    }
     if (c == ',') {
       ++pos_;
       c = peek_token();

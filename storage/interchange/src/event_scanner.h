@@ -93,6 +93,8 @@ class EventScanner {
   size_t len_ = 0;
   uint64_t base_ = 0;  // stream offset of buf_[0]
   bool ended_ = false;
+  uint64_t fills_ = 0;           // chunks taken from the stream
+  uint64_t reported_fills_ = 0;  // ... as of the last on_chunk()
   Chunk chunk_;
   std::string pruned_;  // an event with its too-deep values cut
 };
