@@ -40,7 +40,7 @@ struct ImportArgs {
 // Set by SIGINT; the import checks it between chunks of text and batches of records.
 std::atomic<bool> g_interrupted{false};
 
-extern "C" void on_interrupt(int /*signal*/) {
+void on_import_interrupt(int /*signal*/) {
   g_interrupted.store(true, std::memory_order_relaxed);
 }
 
@@ -50,7 +50,7 @@ class InterruptGuard {
   InterruptGuard() {
     g_interrupted.store(false);
     struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
+    sa.sa_handler = on_import_interrupt;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &previous_);
   }

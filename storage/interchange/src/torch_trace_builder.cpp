@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <limits>
 #include <string_view>
 
@@ -377,7 +378,9 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
         k.device = *device;
         k.stream = *stream;
         k.correlation_id = correlation;
-        k.name = intern(*name);
+        // Our own exports write kernel names demangled and keep the mangled one in args.
+        const FieldValue& mangled = arg(f, "mangled name");
+        k.name = intern(mangled.kind == Kind::kString ? mangled.text : *name);
         for (const char* key : {"grid", "block"}) {
           const FieldValue& v = arg(f, key);
           const auto dim = as_dim3(v);
@@ -397,6 +400,9 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
           // Kineto writes static + dynamic as one figure; kernels that need much shared memory
           // ask for it dynamically, so the sum is kept as the dynamic part.
           k.dynamic_smem = as_u32(arg(f, "shared memory")).value_or(0);
+        }
+        if (const FieldValue& op = arg(f, "op"); op.kind == Kind::kString) {
+          explicit_ops_.emplace_back(out_.kernels.size(), intern(op.text));
         }
         out_.kernels.push_back(k);
         ++out_.stats.kernels;
@@ -554,9 +560,12 @@ void TorchTraceBuilder::finish(std::string_view source) {
   const NoteFn note_fn = [this](const std::string& reason, uint64_t count) { note(reason, count); };
   link_correlations(out_, flow_starts_, flow_finishes_, note_fn);
   attribute_ops(out_, note_fn);
+  // Kernels whose op the trace names (our own exports) keep it.
+  for (const auto& [index, op] : explicit_ops_) out_.kernels[index].op = op;
   apply_time_base(header);
   read_header(out_, header, note_fn);
   summarize_steps(out_);
+  read_own_header(out_, header);
 
   // The most common floating-point input type of the operators names the run's dtype.
   static const std::pair<const char*, const char*> kTypes[] = {
@@ -630,6 +639,19 @@ void TorchTraceBuilder::apply_time_base(const json& header) {
   shift(out_.memops);
   shift(out_.api_calls);
   shift(out_.ranges);
+  // Kineto's base is the wall clock (ns since 1970) when the trace was taken, to the second:
+  // the trace's own date. (Its event times count on another clock, so base + ts is not one.)
+  constexpr int64_t kYear2000 = 946'684'800LL * 1'000'000'000LL;
+  constexpr int64_t kYear2100 = 4'102'444'800LL * 1'000'000'000LL;
+  const int64_t when = b > kYear2000 && b < kYear2100 ? b : lo + b;
+  if (when > kYear2000 && when < kYear2100) {
+    const std::time_t seconds = static_cast<std::time_t>(when / 1'000'000'000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    out_.session.created_utc = text;
+  }
 }
 
 }  // namespace fusionscope::interchange::detail

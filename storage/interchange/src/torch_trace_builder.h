@@ -60,6 +60,7 @@ class TorchTraceBuilder : public ScanSink {
   std::map<std::string, uint64_t> skipped_;
   std::map<std::string, uint64_t> notes_;
   std::map<std::string, uint32_t> renumbered_threads_;
+  std::vector<std::pair<size_t, storage::StringId>> explicit_ops_;  // kernel index, args.op
   std::vector<FlowEnd> flow_starts_;
   std::vector<FlowEnd> flow_finishes_;
 };
