@@ -177,7 +177,8 @@ void kernel_details(const TimelineRun& tr, uint32_t i, const Theme& theme) {
   const auto metrics = tr.run->metrics_for(k.correlation_id);
   if (metrics.empty()) return;
   ImGui::Spacing();
-  ImGui::TextDisabled("Hardware counters (counters pass, kernel replay)");
+  ImGui::TextDisabled(
+      "Hardware counters (counters pass: DRAM bytes as Nsight Compute counts them)");
   if (!ImGui::BeginTable("##counters", 2,
                          ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg))
     return;

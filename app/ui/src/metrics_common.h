@@ -29,4 +29,7 @@ std::string format_flop_rate(double flop_per_s);  // "742 TFLOP/s", "6.1 TFLOP/s
 // "DRAM: from the calibrated 2.82 TB/s" / "... theoretical ...": where a ceiling comes from.
 std::string ceiling_source(bool calibrated);
 
+// The GPU's L2 size the counters pass stored (analysis::kL2BytesProperty); 0 when unknown.
+double l2_bytes_of(const Session& session);
+
 }  // namespace fusionscope::ui
