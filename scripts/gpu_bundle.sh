@@ -20,9 +20,9 @@ shift || true
 
 gpu_tests=(tests/kernels/kernels_gpu_test tests/profiler/profiler_gpu_tests
   tests/profiler/lab_gpu_tests tests/profiler/lab_counters_gpu_tests
-  tests/counters/counters_gpu_test)
+  tests/counters/counters_gpu_test tests/profiler/counters_ncu_gpu_tests)
 programs=(app/fusionscope bench/kernels/kernels_bench bench/profiler/fusionscope_capture_overhead
-  bench/counters/counters_calibrate)
+  bench/counters/counters_calibrate tests/profiler/counters_ncu_workload)
 
 pack() {
   local build=${1:?build dir} dest=${2:?bundle dir}
