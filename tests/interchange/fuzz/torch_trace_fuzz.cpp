@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
-#include <string>
 #include <string_view>
 #include <vector>
 
