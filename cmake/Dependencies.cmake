@@ -8,6 +8,8 @@ find_package(CLI11 CONFIG QUIET)
 find_package(GTest REQUIRED)
 find_package(benchmark QUIET)
 find_package(ZLIB REQUIRED)
+# The trace importer parses each event with simdjson's On-Demand API (Debian: libsimdjson-dev).
+find_package(simdjson REQUIRED)
 find_package(OpenGL REQUIRED)
 pkg_check_modules(GLFW3 REQUIRED IMPORTED_TARGET glfw3)
 

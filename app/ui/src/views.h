@@ -9,6 +9,12 @@ namespace fusionscope::ui {
 // Clicking picks the runs the timeline shows (ctrl-click adds, shift-click extends).
 void draw_runs_panel(AppState& app, float height);
 
+// The runs table alone with the session's header and notes (`screenshot --view runs`).
+void draw_runs_view(AppState& app);
+
+// The session's name, GPU, run count and notes, on one line.
+void draw_session_header(AppState& app);
+
 // The Timeline tab: a toolbar, the runs selected in the runs panel, the selection's details.
 void draw_timeline_view(AppState& app);
 
@@ -25,6 +31,10 @@ void draw_bandwidth_view(AppState& app);
 // The Roofline tab: the kernels of the selected runs (or of the variants of the one selected)
 // under the GPU's ceilings, log-log (roofline_view.cpp).
 void draw_roofline_view(AppState& app);
+
+// The Advice tab: the fusion advisor's rules on one run, with the numbers and links to the
+// kernels (advice_view.cpp).
+void draw_advice_view(AppState& app);
 
 // Label for a run in pickers and headers: "name" or "#id" when unnamed.
 std::string run_label(const storage::RunInfo& info);

@@ -1,6 +1,5 @@
-// The `import` and `export` subcommands on their own, built from the app's sources, so their
-// behaviour (messages, exit codes, files written) is tested without the GUI and CUDA parts of the
-// full executable.
+// The `import` and `export` subcommands on their own, from the app's GUI-free CLI library, so
+// their behaviour (messages, exit codes, files written) is tested without the GUI.
 #include <cstdio>
 #include <exception>
 
@@ -13,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   fusionscope::cli::add_import_command(app);
   fusionscope::cli::add_export_command(app);
+  fusionscope::cli::add_advise_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
