@@ -1,13 +1,14 @@
 #include "chunk_stream.h"
 
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "fusionscope/interchange/interchange_error.h"
 
@@ -201,20 +202,18 @@ void ChunkStream::produce_plain(int fd, std::string_view head) {
 }
 
 void ChunkStream::produce_inflated(int fd, std::string_view head) {
-  z_stream z{};
-  // 15 + 32: the largest window, and gzip or zlib headers detected automatically.
-  if (inflateInit2(&z, 15 + 32) != Z_OK) throw InterchangeError(name_ + ": cannot start zlib");
-  struct Guard {
-    z_stream* z;
-    ~Guard() { inflateEnd(z); }
-  } guard{&z};
+  // ISA-L's inflate (igzip): about three times zlib's speed, which keeps decompression behind
+  // the parser on a large trace.
+  auto state = std::make_unique<inflate_state>();
+  const bool gzip = is_gzip_magic(head);
+  isal_inflate_init(state.get());
+  state->crc_flag = gzip ? ISAL_GZIP : ISAL_ZLIB;
 
   std::vector<char> input(std::max(kInputBlock, head.size()));
   std::memcpy(input.data(), head.data(), head.size());
-  z.next_in = reinterpret_cast<Bytef*>(input.data());
-  z.avail_in = static_cast<uInt>(head.size());
+  state->next_in = reinterpret_cast<uint8_t*>(input.data());
+  state->avail_in = static_cast<uint32_t>(head.size());
   bool input_ended = false;
-  bool stream_ended = false;
 
   Chunk chunk = empty_chunk();
   size_t filled = 0;
@@ -226,57 +225,50 @@ void ChunkStream::produce_inflated(int fd, std::string_view head) {
     filled = 0;
     return true;
   };
+  auto read_more = [&](size_t keep) {
+    // `keep` unread bytes move to the front, the rest of the buffer is filled behind them.
+    std::memmove(input.data(), state->next_in, keep);
+    const size_t n = read_input(fd, input.data() + keep, input.size() - keep);
+    if (n == 0) input_ended = true;
+    state->next_in = reinterpret_cast<uint8_t*>(input.data());
+    state->avail_in = static_cast<uint32_t>(keep + n);
+  };
 
   while (true) {
-    if (z.avail_in == 0 && !input_ended) {
-      const size_t n = read_input(fd, input.data(), input.size());
-      if (n == 0) {
-        input_ended = true;
-      } else {
-        z.next_in = reinterpret_cast<Bytef*>(input.data());
-        z.avail_in = static_cast<uInt>(n);
-      }
-    }
-    if (stream_ended) {
+    if (state->avail_in == 0 && !input_ended) read_more(0);
+    if (state->block_state == ISAL_BLOCK_FINISH) {
       // Concatenated gzip members form one file (what `cat a.gz b.gz` makes); anything else
       // after the end of the stream is ignored, as gzip itself does with trailing zeros.
-      if (z.avail_in == 0 && input_ended) break;
-      if (z.avail_in == 0) continue;
-      if (z.avail_in < 2 && !input_ended) {
-        // Too little to tell: keep the byte and read more behind it.
-        const char kept = static_cast<char>(*z.next_in);
-        input[0] = kept;
-        const size_t n = read_input(fd, input.data() + 1, input.size() - 1);
-        if (n == 0) input_ended = true;
-        z.next_in = reinterpret_cast<Bytef*>(input.data());
-        z.avail_in = static_cast<uInt>(1 + n);
-      }
-      const std::string_view tail(reinterpret_cast<const char*>(z.next_in), z.avail_in);
-      if (!is_gzip_magic(tail)) break;
-      if (inflateReset(&z) != Z_OK) throw InterchangeError(name_ + ": cannot restart zlib");
-      stream_ended = false;
+      if (state->avail_in < 2 && !input_ended) read_more(state->avail_in);
+      if (state->avail_in == 0 && input_ended) break;
+      const std::string_view tail(reinterpret_cast<const char*>(state->next_in), state->avail_in);
+      if (!gzip || !is_gzip_magic(tail)) break;
+      const uint8_t* next = state->next_in;
+      const uint32_t avail = state->avail_in;
+      isal_inflate_reset(state.get());
+      state->crc_flag = ISAL_GZIP;
+      state->next_in = const_cast<uint8_t*>(next);
+      state->avail_in = avail;
     }
     if (filled == chunk.bytes.size() && !flush()) return;
-    z.next_out = reinterpret_cast<Bytef*>(chunk.bytes.data() + filled);
-    z.avail_out = static_cast<uInt>(chunk.bytes.size() - filled);
-    const uInt before_in = z.avail_in;
-    const uInt before_out = z.avail_out;
-    const int rc = inflate(&z, Z_NO_FLUSH);
-    filled += before_out - z.avail_out;
-    if (rc == Z_STREAM_END) {
-      stream_ended = true;
-      continue;
+    state->next_out = reinterpret_cast<uint8_t*>(chunk.bytes.data() + filled);
+    state->avail_out = static_cast<uint32_t>(chunk.bytes.size() - filled);
+    const uint32_t before_in = state->avail_in;
+    const uint32_t before_out = state->avail_out;
+    const int rc = isal_inflate(state.get());
+    filled += before_out - state->avail_out;
+    if (rc == ISAL_INCORRECT_CHECKSUM) {
+      throw InterchangeError(name_ + ": corrupt compressed data (checksum mismatch)");
     }
-    if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT) {
-      throw InterchangeError(name_ + ": corrupt compressed data (" +
-                             (z.msg != nullptr ? z.msg : "invalid stream") + ")");
+    if (rc < 0) {
+      throw InterchangeError(
+          name_ + ": corrupt compressed data (" +
+          (rc == ISAL_INVALID_WRAPPER ? "not a gzip or zlib stream" : "invalid deflate data") +
+          ")");
     }
-    if (rc == Z_MEM_ERROR) throw InterchangeError(name_ + ": out of memory while decompressing");
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      throw InterchangeError(name_ + ": zlib error " + std::to_string(rc));
-    }
-    const bool progressed = z.avail_in != before_in || z.avail_out != before_out;
-    if (!progressed && input_ended && z.avail_in == 0) {
+    const bool progressed = state->avail_in != before_in || state->avail_out != before_out;
+    if (!progressed && state->block_state != ISAL_BLOCK_FINISH && input_ended &&
+        state->avail_in == 0) {
       throw InterchangeError(name_ +
                              ": compressed data is truncated (the file ends before the gzip "
                              "stream does; was it copied completely?)");

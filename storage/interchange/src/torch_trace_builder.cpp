@@ -38,6 +38,11 @@ enum class Category {
 
 // Kineto's categories, with the names older PyTorch releases used.
 Category classify(std::string_view cat) {
+  // Kineto writes these exactly; the lower-casing below is for older and other writers.
+  if (cat == "cpu_op") return Category::kCpuOp;
+  if (cat == "kernel") return Category::kKernel;
+  if (cat == "cuda_runtime") return Category::kRuntime;
+  if (cat == "ac2g" || cat == "python_function") return Category::kOther;
   std::string c(cat);
   std::transform(c.begin(), c.end(), c.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
