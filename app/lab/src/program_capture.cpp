@@ -6,6 +6,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 
 #include "fusionscope/analysis/iteration_kernels.h"
@@ -138,25 +139,27 @@ std::string store_counters(storage::SessionStore& store, int64_t run_id,
     counters::CounterPassResult matched = c;
     matched.kernels.clear();
     std::vector<uint32_t> ids;
-    std::size_t mismatched = 0;
+    std::size_t beyond = 0, renamed = 0;
     for (const auto& kc : c.kernels) {
       if (kc.index >= in_window.size()) {
-        ++mismatched;
+        ++beyond;
         continue;
       }
+      // Matched by launch order; a name that differs is counted, not dropped (CUPTI names a
+      // launch by its symbol, which some launch paths leave empty).
       const storage::KernelRecord& kr = *in_window[kc.index];
-      if (!kc.range_name.empty() && run.str(kr.name) != kc.range_name) {
-        ++mismatched;
-        continue;
-      }
+      if (!kc.range_name.empty() && run.str(kr.name) != kc.range_name) ++renamed;
       matched.kernels.push_back(kc);
       ids.push_back(kr.correlation_id);
     }
-    if (mismatched > 0)
-      problems.push_back(p.name + ": " + std::to_string(mismatched) +
-                         " profiled kernels did not match the traced ones by launch order and "
-                         "name (" +
+    if (beyond > 0)
+      problems.push_back(p.name + ": " + std::to_string(beyond) +
+                         " profiled kernels have no traced kernel at their launch position (" +
                          std::to_string(in_window.size()) + " traced in the window)");
+    if (renamed > 0)
+      problems.push_back(p.name + ": " + std::to_string(renamed) +
+                         " profiled kernels were named differently from the traced kernel at "
+                         "their launch position");
     const auto part = counters::to_kernel_metric_records(
         matched, ids, [&](std::string_view s) { return store.intern(s); });
     records.insert(records.end(), part.begin(), part.end());
@@ -185,6 +188,66 @@ int ProgramCaptureOutcome::exit_status() const {
   if (traced.stopped) return 130;
   if (traced.signal != 0) return 128 + traced.signal;
   return traced.exit_code;
+}
+
+std::vector<std::string> split_command_line(const std::string& line) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else if (c == '\\' && quote == '"' && i + 1 < line.size() &&
+                 (line[i + 1] == '"' || line[i + 1] == '\\')) {
+        cur += line[++i];
+      } else {
+        cur += c;
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(cur));
+      cur.clear();
+      in_word = false;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < line.size()) {
+      cur += line[++i];
+      in_word = true;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (quote != 0) throw std::invalid_argument(std::string("unclosed ") + quote + " quote");
+  if (in_word) words.push_back(std::move(cur));
+  return words;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_environment(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0, number = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    ++number;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos || line[first] == '#') continue;
+    line = line.substr(first);
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw std::invalid_argument("environment line " + std::to_string(number) +
+                                  " is not KEY=VALUE: " + line);
+    out.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+  }
+  return out;
 }
 
 std::string command_title(const std::vector<std::string>& command, std::size_t max_chars) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_dialog.h"
 #include "file_browser.h"
 #include "fusionscope/analysis/compare.h"
 #include "fusionscope/analysis/stats.h"
@@ -97,6 +98,7 @@ struct AppState {
   LabPanelState lab;      // the live lab (lab_panel.cpp)
   SweepViewState sweep;   // sweep charts (sweep_chart.cpp)
   SessionEditState edit;  // new, save as, notes, rename, delete (session_menu.cpp)
+  CaptureDialogState capture_program;  // File > Capture a program... (capture_dialog.cpp)
   UiProbe probe;          // state for tests that drive the window (ui_probe.cpp)
 
   View view = View::kTimeline;

@@ -176,3 +176,28 @@ TEST(ProcessCapture, RefusalsBeforeAnythingRuns) {
 
 }  // namespace
 }  // namespace fusionscope::profiler
+
+namespace fusionscope::profiler {
+namespace {
+
+// The real library in a process that does no GPU work: it connects, says who it is, and ends its
+// stream at exit (a forked child stays silent); without a GPU CUPTI may refuse, which it reports.
+TEST(ProcessCapture, TheRealLibraryConnectsAndEndsItsStream) {
+  testing::MemorySink sink;
+  ProcessCaptureOptions o;
+  o.command = {FUSIONSCOPE_LIBRARY_LOADER, FUSIONSCOPE_INJECT_LIBRARY, "--exit", "4", "--fork"};
+  o.inject_library = FUSIONSCOPE_INJECT_LIBRARY;
+  const ProcessCaptureResult r = ProcessCapture(o).run(sink);
+  ASSERT_TRUE(r.started) << r.start_error;
+  EXPECT_EQ(r.exit_code, 4);
+  ASSERT_EQ(r.processes.size(), 1u) << "the forked child never speaks";
+  const CapturedProcess& p = r.processes[0];
+  EXPECT_EQ(p.name, "library_loader");
+  EXPECT_TRUE(p.ended_cleanly) << r.trace.status;
+  EXPECT_EQ(p.kernels, 0u);
+  EXPECT_TRUE(r.no_cuda_activity());
+  for (const auto& n : p.notes) std::printf("note: %s\n", n.c_str());
+}
+
+}  // namespace
+}  // namespace fusionscope::profiler

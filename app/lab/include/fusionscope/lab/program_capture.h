@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fusionscope/profiler/process_capture.h"
@@ -60,6 +61,13 @@ ProgramCaptureOutcome capture_program(storage::SessionStore& store,
                                       const ProgramCaptureRequest& request,
                                       const std::atomic<bool>* stop = nullptr,
                                       const ProgramProgressCallback& progress = {});
+
+// A command line as a shell splits words: spaces separate, '...' and "..." quote, \ escapes
+// (no variables, globs or redirections). Throws std::invalid_argument on an unclosed quote.
+std::vector<std::string> split_command_line(const std::string& line);
+// KEY=VALUE lines (blank lines and lines starting with # are skipped). Throws
+// std::invalid_argument naming a line without '=' or with an empty key.
+std::vector<std::pair<std::string, std::string>> parse_environment(const std::string& text);
 
 // "python3 train.py --steps 3": a command line for a run's name, shortened to `max_chars`.
 std::string command_title(const std::vector<std::string>& command, std::size_t max_chars = 60);
