@@ -6,10 +6,12 @@
 #                                                  test programs, benchmarks and fusionscope, plus
 #                                                  the shared libraries a bare server lacks
 #   scripts/gpu_bundle.sh run BUNDLE OUT STEP...  (GPU server) run steps, logs and files to OUT:
-#       tests    every gpu-labelled test program (summary: passed/failed per program)
+#       tests    every gpu-labelled test program under FUSIONSCOPE_REQUIRE_GPU=1, so a test that
+#                cannot run fails rather than skips (summary: passed/failed per program)
 #       bench    kernel benchmark, PyTorch eager/compile side by side, tracing overhead
 #       sample   capture the built-in sample session (bench/profiler/sample_session*_job.json)
 #                with calibrated ceilings, and print its report
+#   `run` exits 1 when any step failed (a test program, a benchmark or a capture), 2 on bad arguments.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +51,13 @@ run() {
   export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$bundle/lib:${LD_LIBRARY_PATH:-}"
   export FUSIONSCOPE_SOURCE_DIR="$here"
   local bin="$work/bin"
+  local failures=()
+  # fail NAME RC: remembers a step that failed; the run's exit status says so at the end.
+  fail() {
+    [ "$2" -eq 0 ] && return 0
+    failures+=("$1 (exit $2)")
+    return 1
+  }
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
   for step in "$@"; do
     echo "=== $step ($(date +%T))"
@@ -57,8 +66,9 @@ run() {
         for t in "${gpu_tests[@]}"; do
           local name
           name=$(basename "$t")
-          timeout 300 "$bin/$name" --gtest_brief=1 >"$out/$name.log" 2>&1
+          FUSIONSCOPE_REQUIRE_GPU=1 timeout 300 "$bin/$name" --gtest_brief=1 >"$out/$name.log" 2>&1
           local rc=$?
+          fail "$name" "$rc"
           printf '%-26s rc=%-3s %s\n' "$name" "$rc" \
             "$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$name.log" | tr '\n' ' ')"
           grep -E '^\[  FAILED  \]' "$out/$name.log" | head -5
@@ -66,30 +76,47 @@ run() {
         ;;
       bench)
         timeout 150 "$bin/kernels_bench" --json "$out/kernels_bench.json" >"$out/kernels_bench.log" 2>&1
+        fail kernels_bench $?
         tail -30 "$out/kernels_bench.log"
         PYTHONUNBUFFERED=1 timeout 240 python3 "$here/scripts/bench_vs_torch.py" \
           --bench "$bin/kernels_bench" --json "$out/torch.json" >"$out/bench_vs_torch.log" 2>&1
+        fail bench_vs_torch $?
         tail -30 "$out/bench_vs_torch.log"
         timeout 120 "$bin/fusionscope_capture_overhead" --rounds 5 >"$out/overhead.log" 2>&1
+        fail capture_overhead $?
         tail -15 "$out/overhead.log"
         ;;
       sample)
         local s="$out/sample.fsdb"
         rm -f "$s"
         "$bin/fusionscope" capture --config "$here/bench/profiler/sample_session_job.json" --out "$s" \
-          >"$out/sample_capture.log" 2>&1 || { echo "capture failed"; tail "$out/sample_capture.log"; }
+          >"$out/sample_capture.log" 2>&1
+        fail "sample capture" $? || tail "$out/sample_capture.log"
         "$bin/fusionscope" capture --config "$here/bench/profiler/sample_session_geglu_job.json" \
-          --out "$s" --append >>"$out/sample_capture.log" 2>&1 || echo "geglu capture failed"
+          --out "$s" --append >>"$out/sample_capture.log" 2>&1
+        fail "geglu capture" $?
         "$bin/fusionscope" capture --preset linear-post --variants eager,fully-fused --graph \
-          --warmup 2 --iters 5 --out "$s" --append >>"$out/sample_capture.log" 2>&1 ||
-          echo "graph capture failed"
-        "$bin/fusionscope" calibrate --session "$s" 2>&1 | tail -4
-        "$bin/fusionscope" report "$s" --top 3 | head -60
+          --warmup 2 --iters 5 --out "$s" --append >>"$out/sample_capture.log" 2>&1
+        fail "graph capture" $?
+        "$bin/fusionscope" calibrate --session "$s" >"$out/calibrate.log" 2>&1
+        fail calibrate $?
+        tail -4 "$out/calibrate.log"
+        "$bin/fusionscope" report "$s" --top 3 >"$out/report.log" 2>&1
+        fail report $?
+        head -60 "$out/report.log"
         ls -la "$s"
         ;;
-      *) echo "unknown step: $step" >&2 ;;
+      *)
+        echo "unknown step: $step" >&2
+        failures+=("unknown step $step")
+        ;;
     esac
   done
+  if [ ${#failures[@]} -gt 0 ]; then
+    echo "=== FAILED: ${failures[*]}"
+    return 1
+  fi
+  echo "=== all steps passed"
 }
 
 case "$verb" in

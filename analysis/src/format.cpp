@@ -69,4 +69,65 @@ std::string format_bytes(double bytes) {
   return buf;
 }
 
+std::string format_bandwidth(double bytes_per_s) {
+  if (!std::isfinite(bytes_per_s)) return "-";
+  char buf[32];
+  if (std::fabs(bytes_per_s) >= 1e12)
+    std::snprintf(buf, sizeof buf, "%.2f TB/s", bytes_per_s / 1e12);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f GB/s", bytes_per_s / 1e9);
+  return buf;
+}
+
+std::string format_flop_rate(double flop_per_s) {
+  if (!std::isfinite(flop_per_s)) return "-";
+  const double a = std::fabs(flop_per_s);
+  char buf[32];
+  if (a >= 100e12)
+    std::snprintf(buf, sizeof buf, "%.0f TFLOP/s", flop_per_s / 1e12);
+  else if (a >= 1e12)
+    std::snprintf(buf, sizeof buf, "%.1f TFLOP/s", flop_per_s / 1e12);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f GFLOP/s", flop_per_s / 1e9);
+  return buf;
+}
+
+std::string format_flops(double flops) {
+  if (!std::isfinite(flops)) return "-";
+  static const char* const kUnits[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
+  int u = 0;
+  double v = flops;
+  while (std::fabs(v) >= 1000.0 && u < 5) {
+    v /= 1000.0;
+    ++u;
+  }
+  const double a = std::fabs(v);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f %s", u == 0 ? 0 : (a < 9.995 ? 2 : (a < 99.95 ? 1 : 0)), v,
+                kUnits[u]);
+  return buf;
+}
+
+std::string format_percent(double fraction, int decimals) {
+  if (!std::isfinite(fraction)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f%%", decimals < 0 ? 0 : decimals, fraction * 100.0);
+  return buf;
+}
+
+std::string format_percent(double fraction) {
+  return format_percent(fraction, std::fabs(fraction) < 0.0995 ? 1 : 0);
+}
+
+std::string format_factor(double x, int decimals) {
+  if (!std::isfinite(x)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*fx", decimals < 0 ? 0 : decimals, x);
+  return buf;
+}
+
+std::string format_factor(double x) {
+  return format_factor(x, std::fabs(x) < 9.95 ? 1 : 0);
+}
+
 }  // namespace fusionscope::analysis

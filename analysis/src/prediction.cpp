@@ -12,18 +12,6 @@ namespace fusionscope::analysis {
 
 namespace {
 
-std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, fraction < 0.1 ? "%.1f%%" : "%.0f%%", fraction * 100.0);
-  return buf;
-}
-
-std::string times(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, x < 10 ? "%.1fx" : "%.0fx", x);
-  return buf;
-}
-
 std::string count_text(double n) {
   char buf[32];
   if (std::abs(n - std::round(n)) < 1e-9)
@@ -223,8 +211,8 @@ VariantOutcome compare_to_prediction(const VariantPrediction& prediction,
     if (f < thresholds.far_below_roofline)
       surprise(SurpriseKind::kFarFromBound,
                format_duration(out.measured_ns) + " per iteration is " +
-                   times(out.measured_ns / out.bound_ns) + " the " + format_duration(out.bound_ns) +
-                   " bound (" + percent(f) +
+                   format_factor(out.measured_ns / out.bound_ns) + " the " +
+                   format_duration(out.bound_ns) + " bound (" + format_percent(f) +
                    " of the roofline): launch or latency, not bandwidth or FLOPs, sets the pace");
     else if (out.measured_ns < thresholds.faster_than_bound * out.bound_ns)
       surprise(SurpriseKind::kFasterThanBound,

@@ -13,6 +13,7 @@
 #include "fusionscope/interchange/csv_export.h"
 #include "fusionscope/interchange/interchange_error.h"
 #include "fusionscope/storage/session_store.h"
+#include "kernel_summary.h"
 
 namespace fusionscope::cli {
 namespace {
@@ -85,12 +86,13 @@ int run_export(const ExportArgs& args) {
       }
     }
     if (!args.summary_csv.empty()) {
+      const auto summary = summarize_kernels(run);
       if (args.summary_csv == "-") {
-        interchange::write_kernel_summary_csv(std::cout, run);
+        interchange::write_kernel_summary_csv(std::cout, summary);
       } else {
-        interchange::export_kernel_summary_csv(args.summary_csv, run);
+        interchange::export_kernel_summary_csv(args.summary_csv, summary);
         std::fprintf(stderr, "wrote %s: %zu kernel names\n", args.summary_csv.c_str(),
-                     interchange::summarize_kernels(run).size());
+                     summary.size());
       }
     }
     std::cout.flush();

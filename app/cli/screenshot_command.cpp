@@ -33,9 +33,7 @@ void add_screenshot_command(CLI::App& app) {
                   "Session file (.fsdb); the sample session if omitted");
   cmd->add_option("--out,-o", args->options.out_path, "PNG file to write")->required();
   cmd->add_option("--size", args->size, "Image size WxH (default 1600x1000)");
-  cmd->add_option("--view", args->options.view,
-                  "One view alone: timeline, comparison, stats, runs, lab, sweep, bandwidth or "
-                  "roofline (default: the whole window)")
+  cmd->add_option("--view", args->options.view, ui::screenshot_views_help())
       ->check(CLI::IsMember(ui::screenshot_views()));
   cmd->add_option("--runs", args->options.runs,
                   "Runs by id or name, comma separated: the timeline's runs, or comparison's A,B")

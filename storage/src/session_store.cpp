@@ -1,12 +1,12 @@
 // SessionStore: opening, creating and validating session files; the session row, runs, strings
 // and properties. Record ingest and loading live in record_io.cpp.
 #include "fusionscope/storage/session_store.h"
+#include "fusionscope/storage/utc_time.h"
 
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 
 #include "file_probe.h"
 #include "schema.h"
@@ -36,15 +36,6 @@ std::string_view to_string(RunStatus s) {
 }
 
 namespace {
-
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 fs::path absolute_path(const fs::path& p) {
   std::error_code ec;
@@ -205,7 +196,7 @@ SessionStore SessionStore::create(const fs::path& path, const SessionInfo& info)
     impl->load_strings();
     SessionStore store(std::move(impl));
     SessionInfo filled = info;
-    if (filled.created_utc.empty()) filled.created_utc = now_utc();
+    if (filled.created_utc.empty()) filled.created_utc = utc_now();
     store.update_session(filled);
     return store;
   } catch (...) {
@@ -405,7 +396,7 @@ void bind_run(Statement& st, const RunInfo& r) {
 int64_t SessionStore::add_run(const RunInfo& run) {
   impl_->require_writable("add a run");
   RunInfo r = run;
-  if (r.created_utc.empty()) r.created_utc = now_utc();
+  if (r.created_utc.empty()) r.created_utc = utc_now();
   Statement& st = impl_->db->statement(
       "INSERT INTO runs (name, config_json, kind, variant, dtype, warmup, iterations, cuda_graph, "
       "wall_ns, status, error, trace_status, dropped_records, created_utc) "

@@ -1,5 +1,8 @@
 #include "fusionscope/analysis/run_index.h"
 
+#include <algorithm>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "sample/run_builder.h"
@@ -41,10 +44,17 @@ TEST(RunIndex, OneRowPerLaneAndDepth) {
   EXPECT_EQ(run.str(run.ranges[index.cpu[0].ranges_by_depth[1].item[1]].name), "up");
   EXPECT_EQ(index.cpu[0].api_calls.size(), 2u);
   EXPECT_TRUE(index.cpu[1].ranges_by_depth.empty());
-  // Items point back at their records.
+  // Items point back at their records, and every kernel is in exactly one row.
+  std::vector<int> seen(run.kernels.size(), 0);
   for (const GpuRowIndex& row : index.gpu)
-    for (size_t i = 0; i < row.kernels.size(); ++i)
+    for (size_t i = 0; i < row.kernels.size(); ++i) {
+      ASSERT_LT(row.kernels.item[i], run.kernels.size());
       EXPECT_EQ(run.kernels[row.kernels.item[i]].start_ns, row.kernels.start[i]);
+      EXPECT_EQ(run.kernels[row.kernels.item[i]].end_ns, row.kernels.end[i]);
+      EXPECT_EQ(run.kernels[row.kernels.item[i]].stream, row.stream);
+      ++seen[row.kernels.item[i]];
+    }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(run.kernels.size()));
 }
 
 TEST(RunIndex, CorrelationLinksLaunchesAndKernels) {
@@ -58,12 +68,17 @@ TEST(RunIndex, CorrelationLinksLaunchesAndKernels) {
   EXPECT_FALSE(index.correlation.api_call(0).has_value());  // 0 = unknown, never linked
   EXPECT_TRUE(index.correlation.kernels(0).empty());
 
-  // Launch latency: API start to kernel start.
-  for (uint32_t k = 0; k < run.kernels.size(); ++k) {
-    if (run.str(run.kernels[k].name) == "k_up") {
-      EXPECT_EQ(launch_latency_ns(run, index, k), 20);  // 70 - 50
-    }
-  }
+  // Launch latency: API start to kernel start, for the one kernel named k_up.
+  std::vector<uint32_t> k_up;
+  for (uint32_t k = 0; k < run.kernels.size(); ++k)
+    if (run.str(run.kernels[k].name) == "k_up") k_up.push_back(k);
+  ASSERT_EQ(k_up.size(), 1u);
+  EXPECT_EQ(launch_latency_ns(run, index, k_up[0]), 20);  // 70 - 50
+  // The graph launch's two kernels share its API call: latency from the one call's start.
+  const std::vector<uint32_t> graph = index.correlation.kernels(503);
+  ASSERT_EQ(graph.size(), 2u);
+  EXPECT_EQ(launch_latency_ns(run, index, graph[0]), 70);  // 130 - 60
+  EXPECT_EQ(launch_latency_ns(run, index, graph[1]), 81);  // 141 - 60
   EXPECT_FALSE(launch_latency_ns(run, index, 99).has_value());
 }
 

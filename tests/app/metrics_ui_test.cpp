@@ -59,13 +59,5 @@ TEST(MetricsUi, OneSelectedRunBringsItsVariants) {
   EXPECT_EQ(two[1]->data.info.id, gated);
 }
 
-TEST(MetricsUi, RatesInTheirUnits) {
-  EXPECT_EQ(format_rate(2.818e12), "2.82 TB/s");
-  EXPECT_EQ(format_rate(640e9), "640 GB/s");
-  EXPECT_EQ(format_flop_rate(808e12), "808 TFLOP/s");
-  EXPECT_EQ(format_flop_rate(6.1e12), "6.1 TFLOP/s");
-  EXPECT_EQ(format_flop_rate(500e9), "500 GFLOP/s");
-}
-
 }  // namespace
 }  // namespace fusionscope::ui

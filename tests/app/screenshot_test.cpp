@@ -1,6 +1,8 @@
 // `fusionscope screenshot` on the sample session, one test per view: the PNG has the requested
-// size and shows something (pixel variance, many distinct colours), and bad input is refused with
-// a message. Needs an X display (Xvfb is fine); skips without one.
+// size and shows something (pixel variance, many distinct colours), the app's state probe says
+// the view asked for was drawn (and no error popup instead), and bad input is refused with a
+// message. Needs an X display (Xvfb is fine); skips without one.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <stb_image.h>
 
+#include "app_process.h"
 #include "test_paths.h"
 
 namespace {
@@ -29,10 +32,11 @@ struct Result {
   std::string err;
 };
 
+// Runs `fusionscope screenshot ARGS` with the state probe writing to dir/state.txt.
 Result run_screenshot(const std::string& args, const fs::path& dir) {
   const fs::path err = dir / "stderr.txt";
-  const std::string cmd =
-      std::string("'") + FUSIONSCOPE_EXE + "' screenshot " + args + " 2> '" + err.string() + "'";
+  const std::string cmd = "FUSIONSCOPE_UI_STATE='" + (dir / "state.txt").string() + "' '" +
+                          FUSIONSCOPE_EXE + "' screenshot " + args + " 2> '" + err.string() + "'";
   const int status = std::system(cmd.c_str());
   Result r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -88,6 +92,15 @@ TEST_P(ScreenshotView, HasTheSizeAndIsNotBlank) {
   args += " --runs 'geglu-post / eager','geglu-post / pointwise-fused'";
   const Result r = run_screenshot(args, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // What was drawn: the view asked for (or the whole window), the two runs, no popup.
+  const fusionscope::testing::UiState state =
+      fusionscope::testing::read_ui_state(dir / "state.txt");
+  EXPECT_EQ(state.get("solo"), view == "window" ? "" : view);
+  EXPECT_EQ(state.get("session"), FUSIONSCOPE_SAMPLE);
+  const std::string selected = state.get("selected");
+  EXPECT_EQ(std::count(selected.begin(), selected.end(), ','), 1) << selected;
+  EXPECT_EQ(state.get("popup"), "");
+  EXPECT_EQ(state.get("last_error"), "");
   const PngFacts f = inspect(png);
   EXPECT_EQ(f.width, 1280);
   EXPECT_EQ(f.height, 800);
@@ -97,7 +110,7 @@ TEST_P(ScreenshotView, HasTheSizeAndIsNotBlank) {
 
 INSTANTIATE_TEST_SUITE_P(Views, ScreenshotView,
                          ::testing::Values("window", "timeline", "comparison", "stats", "runs",
-                                           "lab"),
+                                           "lab", "bandwidth", "roofline"),
                          [](const auto& param_info) { return param_info.param; });
 
 TEST(Screenshot, SizeIsHonoured) {

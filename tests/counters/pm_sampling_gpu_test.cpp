@@ -28,7 +28,7 @@ namespace {
     const auto a = (status).availability;                        \
     if (a == fc::CounterAvailability::kInsufficientPrivileges || \
         a == fc::CounterAvailability::kNotSupported)             \
-      GTEST_SKIP() << (status).describe();                       \
+      FUSIONSCOPE_GPU_TEST_CANNOT_RUN((status).describe());      \
   } while (0)
 
 // Bytes per second the copy achieves, timed with events (median of 15 launches).

@@ -54,12 +54,13 @@ Captured& geglu() {
   return *c;
 }
 
-// Skips (with the reason) when this GPU or driver does not let us read counters.
-#define REQUIRE_COUNTERS(property)                                                \
-  do {                                                                            \
-    if ((property).find("not permitted") != std::string::npos ||                  \
-        (property).find("not supported") != std::string::npos)                    \
-      GTEST_SKIP() << "hardware counters are not available here: " << (property); \
+// Skips (with the reason) when this GPU or driver does not let us read counters; fails instead
+// under FUSIONSCOPE_REQUIRE_GPU=1.
+#define REQUIRE_COUNTERS(property)                                                                \
+  do {                                                                                            \
+    if ((property).find("not permitted") != std::string::npos ||                                  \
+        (property).find("not supported") != std::string::npos)                                    \
+      FUSIONSCOPE_GPU_TEST_CANNOT_RUN("hardware counters are not available here: " + (property)); \
   } while (0)
 
 TEST(LabCountersGpu, GegluCountersPassStoresMetricsForEveryKernelOfOneIteration) {

@@ -1,28 +1,18 @@
 #include "fusionscope/lab/lab.h"
 
-#include <chrono>
-#include <ctime>
 #include <exception>
 #include <utility>
 
 #include "fusionscope/lab/hardware_counters.h"
 #include "fusionscope/lab/torch_variants.h"
 #include "fusionscope/profiler/device_info.h"
+#include "fusionscope/storage/utc_time.h"
 #include "run_counters.h"
 
 namespace fusionscope::lab {
 namespace {
 
 using storage::RunStatus;
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Progress::Stage stage_of(kernels::RunProgress::Phase phase) {
   switch (phase) {
@@ -122,7 +112,7 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
     info.iterations = job.iterations;
     info.cuda_graph = job.cuda_graph;
     info.status = RunStatus::kRunning;
-    info.created_utc = utc_now();
+    info.created_utc = storage::utc_now();
     info.id = store.add_run(info);
     result.run_ids.push_back(info.id);
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "fusionscope/analysis/format.h"
 #include "fusionscope/analysis/metrics_status.h"
 #include "fusionscope/analysis/stats.h"
 
@@ -15,18 +16,10 @@ namespace {
 
 using storage::RunData;
 
+// Fixed decimals per unit, so a column of times lines up: "850 ns", "45.0 us", "1.25 ms".
 std::string duration(int64_t ns) {
-  char buf[32];
   const double v = static_cast<double>(ns);
-  if (ns < 1000)
-    std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-  else if (ns < 1000000)
-    std::snprintf(buf, sizeof buf, "%.1f us", v / 1e3);
-  else if (ns < 1000000000)
-    std::snprintf(buf, sizeof buf, "%.2f ms", v / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.2f s", v / 1e9);
-  return buf;
+  return analysis::format_duration(v, ns < 1000 ? 0 : (ns < 1000000 ? 1 : 2));
 }
 
 std::string fit(std::string s, std::size_t width) {
@@ -204,12 +197,11 @@ void write_report(const storage::SessionStore& store, std::ostream& out, std::si
                "avg", "share"},
               {false, true, true, true, true});
     for (const auto& t : s.top) {
-      char share[16];
-      std::snprintf(
-          share, sizeof share, "%.1f%%",
-          base > 0 ? 100.0 * static_cast<double>(t.total_ns) / static_cast<double>(base) : 0.0);
+      const double share =
+          base > 0 ? static_cast<double>(t.total_ns) / static_cast<double>(base) : 0.0;
       top.add({fit(t.name, 56), std::to_string(t.calls), duration(t.total_ns),
-               duration(t.total_ns / static_cast<int64_t>(t.calls)), share});
+               duration(t.total_ns / static_cast<int64_t>(t.calls)),
+               analysis::format_percent(share, 1)});
     }
     top.write(out, "  ");
   }

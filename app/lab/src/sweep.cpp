@@ -1,11 +1,11 @@
 #include "fusionscope/lab/sweep.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <ctime>
 
 #include <nlohmann/json.hpp>
+
+#include "fusionscope/storage/utc_time.h"
 
 namespace fusionscope::lab {
 
@@ -19,15 +19,6 @@ constexpr int64_t kWidthStep = 8;
 
 bool is_width(SweepSize s) {
   return s != SweepSize::kRows;
-}
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -157,7 +148,7 @@ SweepPlan plan_sweep(const kernels::MlpConfig& base, const std::vector<kernels::
   plan.record.spec = spec;
   plan.record.base = base;
   plan.record.variants = variants;
-  plan.record.created_utc = utc_now();
+  plan.record.created_utc = storage::utc_now();
   const std::vector<int64_t> values = sweep_points(spec);
   for (size_t i = 0; i < values.size(); ++i) {
     const kernels::MlpConfig c = with_size(base, spec.size, values[i]);

@@ -5,6 +5,7 @@
 #include <exception>
 #include <stdexcept>
 
+#include "fusionscope/analysis/configuration_key.h"
 #include "fusionscope/analysis/format.h"
 #include "lab_panel.h"
 #include "sample_locator.h"
@@ -12,6 +13,7 @@
 #include "session_menu.h"
 #include "sweep_chart.h"
 #include "ui_probe.h"
+#include "view_registry.h"
 #include "views.h"
 
 namespace fusionscope::ui {
@@ -44,21 +46,6 @@ bool open_session_file(AppState& app, const fs::path& path, bool is_sample) {
   return true;
 }
 
-namespace {
-
-// Runs that are variants of one configuration share their configuration text (or failing that
-// the part of their name before " / ") and whether they replay a CUDA graph.
-std::string configuration_key(const storage::RunInfo& info) {
-  std::string key = info.config_json;
-  if (key.empty()) {
-    const size_t slash = info.name.find(" / ");
-    key = slash == std::string::npos ? info.name : info.name.substr(0, slash);
-  }
-  return key + (info.cuda_graph ? "|graph" : "");
-}
-
-}  // namespace
-
 void choose_default_runs(AppState& app) {
   const Session& session = *app.session;
   for (const auto& run : session.runs) {
@@ -76,7 +63,8 @@ void choose_default_runs(AppState& app) {
     const LoadedRun* fastest = nullptr;
     for (const auto& b : session.runs) {
       if (b.get() == a.get() || b->summary.kernels == 0) continue;
-      if (configuration_key(b->data.info) != configuration_key(a->data.info)) continue;
+      if (analysis::configuration_key(b->data.info) != analysis::configuration_key(a->data.info))
+        continue;
       if (!fastest || b->summary.kernel_time_per_iteration_ns() <
                           fastest->summary.kernel_time_per_iteration_ns())
         fastest = b.get();
@@ -188,33 +176,10 @@ void draw_menu_bar(AppState& app) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
-    if (ImGui::MenuItem("Timeline", nullptr, app.view == View::kTimeline)) {
-      app.view = View::kTimeline;
-      app.view_requested = true;
-    }
-    if (ImGui::MenuItem("Statistics", nullptr, app.view == View::kStatistics)) {
-      app.view = View::kStatistics;
-      app.view_requested = true;
-    }
-    if (ImGui::MenuItem("Comparison", nullptr, app.view == View::kComparison)) {
-      app.view = View::kComparison;
-      app.view_requested = true;
-    }
-    if (ImGui::MenuItem("Lab", nullptr, app.view == View::kLab)) {
-      app.view = View::kLab;
-      app.view_requested = true;
-    }
-    if (ImGui::MenuItem("Sweep", nullptr, app.view == View::kSweep)) {
-      app.view = View::kSweep;
-      app.view_requested = true;
-    }
-    if (ImGui::MenuItem("Bandwidth", nullptr, app.view == View::kBandwidth)) {
-      app.view = View::kBandwidth;
-      app.view_requested = true;
-    }
-    if (ImGui::MenuItem("Roofline", nullptr, app.view == View::kRoofline)) {
-      app.view = View::kRoofline;
-      app.view_requested = true;
+    for (const ViewInfo& v : views()) {
+      if (!v.tab) continue;
+      if (ImGui::MenuItem(v.title, nullptr, app.view == v.id)) show_view(app, v.id);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.description);
     }
     ImGui::Separator();
     bool by_kernel = app.timeline.timeline.color_mode == ColorMode::kByKernel;
@@ -241,65 +206,28 @@ void handle_shortcuts(AppState& app) {
   }
 }
 
-void draw_session_header(AppState& app) {
-  const Session& s = *app.session;
-  const storage::SessionInfo& info = s.info;
-  ImGui::TextColored(app.theme.accent, "%s",
-                     info.name.empty() ? s.path.filename().c_str() : info.name.c_str());
-  ImGui::SameLine(0, 16 * app.theme.scale);
-  std::string gpu = info.gpu_name.empty() ? "GPU unknown" : info.gpu_name;
-  if (info.cc_major > 0)
-    gpu += "  sm_" + std::to_string(info.cc_major) + std::to_string(info.cc_minor);
-  if (info.sm_count > 0) gpu += ", " + std::to_string(info.sm_count) + " SMs";
-  if (info.mem_bandwidth_gbs > 0) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, ", %.0f GB/s", info.mem_bandwidth_gbs);
-    gpu += buf;
-  }
-  ImGui::TextDisabled("%s   %zu runs%s%s", gpu.c_str(), s.runs.size(),
-                      info.host.empty() ? "" : "   host ", info.host.c_str());
-  if (!info.notes.empty()) {
-    ImGui::SameLine(0, 16 * app.theme.scale);
-    ImGui::TextDisabled("(notes)");
-    if (ImGui::IsItemHovered()) {
-      ImGui::BeginTooltip();
-      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
-      ImGui::TextUnformatted(info.notes.c_str());
-      ImGui::PopTextWrapPos();
-      ImGui::EndTooltip();
-    }
-  }
-}
-
 void draw_views(AppState& app) {
   if (!ImGui::BeginTabBar("##views")) return;
-  auto tab = [&](const char* name, View v, void (*draw)(AppState&)) {
+  for (const ViewInfo& v : views()) {
+    if (!v.tab) continue;
     const ImGuiTabItemFlags flags =
-        app.view_requested && app.view == v ? ImGuiTabItemFlags_SetSelected : 0;
-    const bool open = ImGui::BeginTabItem(name, nullptr, flags);
-    probe_item(app, std::string("tab.") + name);
-    if (open) {
-      if (!app.view_requested) app.view = v;
-      ImGui::Spacing();
-      // The panel below the tabs, down to the content's bottom: what "Export view" crops to.
-      const ImVec2 top_left = ImGui::GetCursorScreenPos();
-      const ImVec2 window = ImGui::GetWindowPos(), content_max = ImGui::GetWindowContentRegionMax();
-      const ImVec2 bottom_right(window.x + content_max.x, window.y + content_max.y);
-      app.view_rect[0] = top_left.x;
-      app.view_rect[1] = top_left.y;
-      app.view_rect[2] = bottom_right.x - top_left.x;
-      app.view_rect[3] = bottom_right.y - top_left.y;
-      draw(app);
-      ImGui::EndTabItem();
-    }
-  };
-  tab("Timeline", View::kTimeline, draw_timeline_view);
-  tab("Statistics", View::kStatistics, draw_stats_view);
-  tab("Comparison", View::kComparison, draw_comparison_view);
-  tab("Lab", View::kLab, draw_lab_panel);
-  tab("Sweep", View::kSweep, draw_sweep_view);
-  tab("Bandwidth", View::kBandwidth, draw_bandwidth_view);
-  tab("Roofline", View::kRoofline, draw_roofline_view);
+        app.view_requested && app.view == v.id ? ImGuiTabItemFlags_SetSelected : 0;
+    const bool open = ImGui::BeginTabItem(v.title, nullptr, flags);
+    probe_item(app, std::string("tab.") + v.title);
+    if (!open) continue;
+    if (!app.view_requested) app.view = v.id;
+    ImGui::Spacing();
+    // The panel below the tabs, down to the content's bottom: what "Export view" crops to.
+    const ImVec2 top_left = ImGui::GetCursorScreenPos();
+    const ImVec2 window = ImGui::GetWindowPos(), content_max = ImGui::GetWindowContentRegionMax();
+    const ImVec2 bottom_right(window.x + content_max.x, window.y + content_max.y);
+    app.view_rect[0] = top_left.x;
+    app.view_rect[1] = top_left.y;
+    app.view_rect[2] = bottom_right.x - top_left.x;
+    app.view_rect[3] = bottom_right.y - top_left.y;
+    v.draw(app);
+    ImGui::EndTabItem();
+  }
   app.view_requested = false;
   ImGui::EndTabBar();
 }
@@ -363,7 +291,10 @@ void draw_popups(AppState& app) {
   }
   const std::string title = app.error.title + "###error";
   ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 34, 0), ImGuiCond_Appearing);
+  app.error.visible = false;
   if (ImGui::BeginPopupModal(title.c_str(), nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+    app.error.visible = true;
+    app.probe.open_popup = "error";
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(app.error.message.c_str());
     ImGui::PopTextWrapPos();
@@ -379,6 +310,7 @@ void draw_popups(AppState& app) {
     app.show_keys = false;
   }
   if (ImGui::BeginPopupModal("Timeline keys", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    app.probe.open_popup = "keys";
     const char* rows[][2] = {
         {"Mouse wheel, W / S", "zoom in / out at the cursor"},
         {"Drag, A / D", "pan"},
@@ -404,32 +336,6 @@ void draw_popups(AppState& app) {
   }
 }
 
-// What a table row cannot say: why runs failed or have no complete trace, and the session's notes.
-void draw_run_notes(AppState& app) {
-  ImGui::Spacing();
-  for (const auto& run : app.session->runs) {
-    const storage::RunInfo& info = run->data.info;
-    const std::string why = !run->error.empty()   ? "could not be loaded: " + run->error
-                            : !info.error.empty() ? info.error
-                                                  : info.trace_status;
-    if (why.empty()) continue;
-    ImGui::TextColored(info.status == storage::RunStatus::kFailed || !run->error.empty()
-                           ? app.theme.bad
-                           : app.theme.text_dim,
-                       "%s", run_label(info).c_str());
-    ImGui::SameLine();
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(why.c_str());
-    ImGui::PopTextWrapPos();
-  }
-  if (!app.session->info.notes.empty()) {
-    ImGui::Spacing();
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextDisabled("%s", app.session->info.notes.c_str());
-    ImGui::PopTextWrapPos();
-  }
-}
-
 // One panel alone, filling the window.
 void draw_solo(AppState& app) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -438,40 +344,7 @@ void draw_solo(AppState& app) {
   ImGui::Begin("##solo", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
-  if (app.session) {
-    switch (app.solo) {
-      case Panel::kRuns: {
-        draw_session_header(app);
-        const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
-        draw_runs_panel(app, row_h * static_cast<float>(app.session->runs.size() + 1) + 4);
-        draw_run_notes(app);
-        break;
-      }
-      case Panel::kTimeline:
-        draw_timeline_view(app);
-        break;
-      case Panel::kStatistics:
-        draw_stats_view(app);
-        break;
-      case Panel::kComparison:
-        draw_comparison_view(app);
-        break;
-      case Panel::kLab:
-        draw_lab_panel(app);
-        break;
-      case Panel::kSweep:
-        draw_sweep_view(app);
-        break;
-      case Panel::kBandwidth:
-        draw_bandwidth_view(app);
-        break;
-      case Panel::kRoofline:
-        draw_roofline_view(app);
-        break;
-      case Panel::kAll:
-        break;
-    }
-  }
+  if (const ViewInfo* view = find_view(app.solo); view && app.session) view->draw(app);
   ImGui::End();
 }
 
@@ -479,7 +352,7 @@ void draw_solo(AppState& app) {
 
 void draw_app(AppState& app) {
   sync_lab(app);
-  if (app.solo != Panel::kAll) {
+  if (!app.solo.empty()) {
     draw_solo(app);
     draw_popups(app);
     write_ui_probe(app);

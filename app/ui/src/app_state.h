@@ -21,21 +21,6 @@
 
 namespace fusionscope::ui {
 
-enum class View { kTimeline, kStatistics, kComparison, kLab, kSweep, kBandwidth, kRoofline };
-
-// What fills the window: everything, or one panel alone (headless screenshots of one view).
-enum class Panel {
-  kAll,
-  kRuns,
-  kTimeline,
-  kStatistics,
-  kComparison,
-  kLab,
-  kSweep,
-  kBandwidth,
-  kRoofline
-};
-
 struct RunsPanelState {
   std::vector<int64_t> selected;  // run ids shown on the timeline, in table order
   int64_t current = -1;           // the last one clicked
@@ -77,6 +62,7 @@ struct ComparisonViewState {
 
 struct ErrorPopupState {
   bool open_requested = false;
+  bool visible = false;  // drawn in the last frame
   std::string title;
   std::string message;
 };
@@ -101,9 +87,9 @@ struct AppState {
   CaptureDialogState capture_program;  // File > Capture a program... (capture_dialog.cpp)
   UiProbe probe;          // state for tests that drive the window (ui_probe.cpp)
 
-  View view = View::kTimeline;
-  bool view_requested = false;  // select `view`'s tab on the next frame
-  Panel solo = Panel::kAll;
+  std::string view = "timeline";  // the id of the view in front (view_registry.h)
+  bool view_requested = false;    // select `view`'s tab on the next frame
+  std::string solo;               // a view drawn alone, filling the window; "" = the whole app
 
   std::string status;                 // last action's message, shown in the status bar
   std::string pending_screenshot;     // the window goes to this PNG once the frames below are drawn

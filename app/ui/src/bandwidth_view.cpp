@@ -34,12 +34,6 @@ struct Columns {
   double bytes_full = 1;      // bytes at the byte column's right edge
 };
 
-std::string percent(double x) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * x);
-  return buf;
-}
-
 void axis_header(ImDrawList* draw, const Columns& c, float y, const analysis::Ceilings& peaks,
                  const Theme& theme) {
   const ImU32 text = theme.gutter_text_dim;
@@ -59,7 +53,7 @@ void axis_header(ImDrawList* draw, const Columns& c, float y, const analysis::Ce
   key(kWriteFill, "write");
   key(kMinFill, "plan's fewest");
   if (peaks.bandwidth > 0) {
-    const std::string peak = "| peak " + format_rate(peaks.bandwidth) + " (" +
+    const std::string peak = "| peak " + format_bandwidth(peaks.bandwidth) + " (" +
                              ceiling_source(peaks.bandwidth_calibrated) + ")";
     draw->AddText(ImVec2(c.bw_x0 + ImGui::CalcTextSize("DRAM bandwidth (bytes / kernel time)").x +
                              10 * theme.scale,
@@ -92,8 +86,9 @@ void bar_row(ImDrawList* draw, const Columns& c, float y, float h, const std::st
     const float px = bw_x(peaks.bandwidth);
     draw->AddLine(ImVec2(px, y), ImVec2(px, y + h), kPeakLine, 1.5f * theme.scale);
   }
-  std::string bw_text = format_rate(bw);
-  if (peaks.bandwidth > 0) bw_text += "  " + percent(bw / peaks.bandwidth) + " of peak";
+  std::string bw_text = format_bandwidth(bw);
+  if (peaks.bandwidth > 0)
+    bw_text += "  " + analysis::format_percent(bw / peaks.bandwidth) + " of peak";
   bw_text += "  in " + format_duration(seconds * 1e9);
   draw->AddText(ImVec2(c.bw_x0 + 2, bar_bottom + 1), theme.gutter_text_dim, bw_text.c_str());
 
@@ -123,11 +118,11 @@ std::string run_summary(const analysis::RunTraffic& t, const analysis::Ceilings&
                   format_bytes(t.min_bytes()).c_str(), t.excess_over_min());
     s += buf;
   }
-  s += ", " + format_rate(t.bandwidth()) + " over " +
+  s += ", " + format_bandwidth(t.bandwidth()) + " over " +
        format_duration(static_cast<double>(t.duration_ns)) + " of kernel time";
   if (peaks.bandwidth > 0)
-    s += " = " + percent(t.bandwidth() / peaks.bandwidth) + " of the " +
-         ceiling_source(peaks.bandwidth_calibrated) + " " + format_rate(peaks.bandwidth);
+    s += " = " + analysis::format_percent(t.bandwidth() / peaks.bandwidth) + " of the " +
+         ceiling_source(peaks.bandwidth_calibrated) + " " + format_bandwidth(peaks.bandwidth);
   if (t.iteration >= 0) s += "; counters of iteration " + std::to_string(t.iteration);
   return s;
 }

@@ -198,8 +198,8 @@ void traffic_table(const Session& session, const LoadedRun& a, const LoadedRun& 
       return buf;
     };
     row("Measured / fewest", excess(ha, ta), excess(hb, tb), std::nullopt, false);
-    row("Achieved bandwidth", ha ? format_rate(ta.bandwidth()) : "-",
-        hb ? format_rate(tb.bandwidth()) : "-",
+    row("Achieved bandwidth", ha ? format_bandwidth(ta.bandwidth()) : "-",
+        hb ? format_bandwidth(tb.bandwidth()) : "-",
         ha && hb ? ratio(ta.bandwidth(), tb.bandwidth()) : std::nullopt, false);
     if (peaks.bandwidth > 0) {
       auto share = [&](bool has, const analysis::RunTraffic& t) -> std::string {
@@ -209,7 +209,7 @@ void traffic_table(const Session& session, const LoadedRun& a, const LoadedRun& 
         return buf;
       };
       const std::string name = "of the " + ceiling_source(peaks.bandwidth_calibrated) + " " +
-                               format_rate(peaks.bandwidth);
+                               format_bandwidth(peaks.bandwidth);
       row(name.c_str(), share(ha, ta), share(hb, tb), std::nullopt, false);
     }
     ImGui::EndTable();

@@ -1,6 +1,5 @@
 // What the views say about one timeline item: a short tooltip while hovering, and the details
-// panel for the selection (kernel names demangled full and short, launch geometry and resources,
-// the launching API call with its CPU time, launch latency, metrics).
+// panel for the selection. Each kind of item says it its own way (timeline_items.h).
 #pragma once
 
 #include <span>

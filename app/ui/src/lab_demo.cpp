@@ -10,6 +10,7 @@
 
 #include "fusionscope/lab/job_file.h"
 #include "lab_panel.h"
+#include "view_registry.h"
 
 namespace fusionscope::ui {
 
@@ -62,8 +63,7 @@ bool apply_lab_options(AppState& app, const ScreenshotOptions& o, std::string* e
   s.verify = o.lab_verify;
   s.sweep_on = !o.lab_sweep.empty();
   if (s.sweep_on && !parse_sweep(o.lab_sweep, s.sweep, error)) return false;
-  app.view = View::kLab;
-  app.view_requested = true;
+  show_view(app, "lab");
   return true;
 }
 

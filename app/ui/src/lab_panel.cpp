@@ -8,6 +8,7 @@
 #include "fusionscope/kernels/plan.h"
 #include "session_edit.h"
 #include "ui_probe.h"
+#include "view_registry.h"
 #include "views.h"
 
 namespace fusionscope::ui {
@@ -16,32 +17,8 @@ namespace {
 
 using analysis::format_bytes;
 using analysis::format_duration;
+using analysis::format_flops;
 using kernels::Variant;
-
-std::string format_flops(double flops) {
-  const char* units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
-  int u = 0;
-  while (flops >= 1000 && u < 5) {
-    flops /= 1000;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, flops < 10 ? "%.2f %s" : (flops < 100 ? "%.1f %s" : "%.0f %s"),
-                flops, units[u]);
-  return buf;
-}
-
-std::string format_rate(double value, const char* unit) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.0f %s", value, unit);
-  return buf;
-}
-
-std::string percent_text(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
-  return buf;
-}
 
 // A short name for a configuration made in the panel: "gated 8192x768x3072 gelu-tanh bf16".
 std::string compact_name(const kernels::MlpConfig& c) {
@@ -524,7 +501,7 @@ void draw_variant_row(AppState& app, const LabVariantRow& row) {
   ImGui::TableSetColumnIndex(7);
   if (o && o->roofline_fraction)
     ImGui::TextColored(fraction_color(theme, *o->roofline_fraction), "%s",
-                       percent_text(*o->roofline_fraction).c_str());
+                       analysis::format_percent(*o->roofline_fraction).c_str());
   else
     ImGui::TextDisabled("-");
   ImGui::TableSetColumnIndex(8);
@@ -583,7 +560,7 @@ void draw_variant_row(AppState& app, const LabVariantRow& row) {
     ImGui::TableSetColumnIndex(7);
     if (m->roofline_fraction)
       ImGui::TextColored(fraction_color(theme, *m->roofline_fraction), "%s",
-                         percent_text(*m->roofline_fraction).c_str());
+                         analysis::format_percent(*m->roofline_fraction).c_str());
   };
   // Planned ops in plan order (several launches of one op add up), then unplanned ones.
   std::vector<std::string> seen;
@@ -622,8 +599,8 @@ void draw_results_column(AppState& app, const kernels::MlpConfig* config) {
   } else {
     const kernels::DType dtype = config ? config->dtype : kernels::DType::kBf16;
     ImGui::TextDisabled("Roofline from %s: %s, %s %s", s.peaks.source.c_str(),
-                        format_rate(s.peaks.bandwidth_bytes_per_s / 1e9, "GB/s").c_str(),
-                        format_rate(s.peaks.flop_rate(dtype) / 1e12, "TFLOP/s").c_str(),
+                        analysis::format_bandwidth(s.peaks.bandwidth_bytes_per_s).c_str(),
+                        analysis::format_flop_rate(s.peaks.flop_rate(dtype)).c_str(),
                         dtype == kernels::DType::kFp32 ? "FP32" : "tensor");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
@@ -883,8 +860,7 @@ void sync_lab(AppState& app) {
   focus_job_runs(app, st.run_ids);
   if (!st.sweep_key.empty()) {
     app.sweep.key = st.sweep_key;
-    app.view = View::kSweep;
-    app.view_requested = true;
+    show_view(app, "sweep");
   }
 }
 

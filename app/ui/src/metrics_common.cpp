@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "fusionscope/analysis/configuration_key.h"
+
 namespace fusionscope::ui {
 
 namespace {
@@ -11,15 +13,6 @@ std::optional<std::string> property(const Session& session, const std::string& k
   for (const auto& [k, v] : session.properties)
     if (k == key) return v;
   return std::nullopt;
-}
-
-std::string configuration_key(const storage::RunInfo& info) {
-  std::string key = info.config_json;
-  if (key.empty()) {
-    const size_t slash = info.name.find(" / ");
-    key = slash == std::string::npos ? info.name : info.name.substr(0, slash);
-  }
-  return key + (info.cuda_graph ? "|graph" : "");
 }
 
 }  // namespace
@@ -43,10 +36,10 @@ std::vector<const LoadedRun*> runs_with_variants(const AppState& app) {
   for (int64_t id : app.runs.selected)
     if (const LoadedRun* r = session.find_run(id)) out.push_back(r);
   if (out.size() != 1) return out;
-  const std::string key = configuration_key(out.front()->data.info);
+  const std::string key = analysis::configuration_key(out.front()->data.info);
   out.clear();
   for (const auto& r : session.runs)
-    if (configuration_key(r->data.info) == key) out.push_back(r.get());
+    if (analysis::configuration_key(r->data.info) == key) out.push_back(r.get());
   return out;
 }
 
@@ -57,26 +50,6 @@ ImU32 run_colour(size_t index) {
       IM_COL32(240, 150, 190, 255), IM_COL32(170, 170, 170, 255),
   };
   return palette[index % (sizeof palette / sizeof palette[0])];
-}
-
-std::string format_rate(double bytes_per_s) {
-  char buf[32];
-  if (bytes_per_s >= 1e12)
-    std::snprintf(buf, sizeof buf, "%.2f TB/s", bytes_per_s / 1e12);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f GB/s", bytes_per_s / 1e9);
-  return buf;
-}
-
-std::string format_flop_rate(double f) {
-  char buf[32];
-  if (f >= 100e12)
-    std::snprintf(buf, sizeof buf, "%.0f TFLOP/s", f / 1e12);
-  else if (f >= 1e12)
-    std::snprintf(buf, sizeof buf, "%.1f TFLOP/s", f / 1e12);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f GFLOP/s", f / 1e9);
-  return buf;
 }
 
 std::string ceiling_source(bool calibrated) {

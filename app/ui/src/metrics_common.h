@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include "app_state.h"
+#include "fusionscope/analysis/format.h"
 #include "fusionscope/analysis/metrics_status.h"
 
 namespace fusionscope::ui {
@@ -23,8 +24,9 @@ std::vector<const LoadedRun*> runs_with_variants(const AppState& app);
 // A distinct colour per position in a list of runs.
 ImU32 run_colour(size_t index);
 
-std::string format_rate(double bytes_per_s);      // "2.82 TB/s", "640 GB/s"
-std::string format_flop_rate(double flop_per_s);  // "742 TFLOP/s", "6.1 TFLOP/s", "500 GFLOP/s"
+// Rates with their units come from analysis/format.h, as every number the app prints.
+using analysis::format_bandwidth;
+using analysis::format_flop_rate;
 
 // "DRAM: from the calibrated 2.82 TB/s" / "... theoretical ...": where a ceiling comes from.
 std::string ceiling_source(bool calibrated);

@@ -70,15 +70,6 @@ float y_of(const RowGeometry& geo, double value, double full_scale) {
   return bottom - static_cast<float>(f) * (bottom - top);
 }
 
-std::string rate(double bytes_per_s) {
-  char buf[32];
-  if (bytes_per_s >= 1e12)
-    std::snprintf(buf, sizeof buf, "%.2f TB/s", bytes_per_s / 1e12);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f GB/s", bytes_per_s / 1e9);
-  return buf;
-}
-
 // The row's scale, then its series' names in their colours.
 void row_caption(ImDrawList* draw, const RowGeometry& geo, const std::string& scale,
                  const char* first, ImU32 first_colour, const char* second, ImU32 second_colour,
@@ -124,8 +115,9 @@ void draw_metrics_row(ImDrawList* draw, const RowGeometry& geo, MetricsRow row,
     for_each_step(geo, series.dram_read, [&](float a, float b, double v) {
       draw->AddRectFilled(ImVec2(a, y_of(geo, v, scale)), ImVec2(b, geo.y1 - 1.5f), kReadFill);
     });
-    row_caption(draw, geo, "0 - " + rate(scale) + (dram_peak > 0 ? " (peak)" : " (max)"), "read",
-                kReadFill, "write", kWriteFill, theme);
+    row_caption(draw, geo,
+                "0 - " + analysis::format_bandwidth(scale) + (dram_peak > 0 ? " (peak)" : " (max)"),
+                "read", kReadFill, "write", kWriteFill, theme);
   } else {
     const float base = geo.y1 - 1.5f;
     for_each_step(geo, series.sm_active, [&](float a, float b, double v) {
@@ -151,15 +143,16 @@ void metrics_row_tooltip(MetricsRow row, const analysis::PmSeries& series, doubl
   if (row == MetricsRow::kDramBandwidth) {
     double total = 0, read = 0, write = 0;
     if (!value_at(series.dram_total, total)) return;
-    ImGui::Text("DRAM %s", rate(total).c_str());
+    ImGui::Text("DRAM %s", analysis::format_bandwidth(total).c_str());
     if (value_at(series.dram_read, read) && value_at(series.dram_write, write)) {
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kReadFill), "read  %s", rate(read).c_str());
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kReadFill), "read  %s",
+                         analysis::format_bandwidth(read).c_str());
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kWriteFill), "write %s",
-                         rate(write).c_str());
+                         analysis::format_bandwidth(write).c_str());
     }
     if (dram_peak > 0)
       ImGui::TextDisabled("%.0f%% of the peak %s", 100.0 * total / dram_peak,
-                          rate(dram_peak).c_str());
+                          analysis::format_bandwidth(dram_peak).c_str());
   } else {
     double sm = 0, tensor = 0;
     if (value_at(series.sm_active, sm))

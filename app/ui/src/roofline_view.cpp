@@ -182,8 +182,8 @@ void draw_roofline_view(AppState& app) {
     // On the slope, a decade into the plot.
     const double x = std::max(plot.x.min() * 3, plot.y.min() * 30 / c.bandwidth);
     const ImVec2 p = plot.at(x, c.bandwidth * x);
-    const std::string text =
-        "DRAM " + format_rate(c.bandwidth) + " (" + ceiling_source(c.bandwidth_calibrated) + ")";
+    const std::string text = "DRAM " + format_bandwidth(c.bandwidth) + " (" +
+                             ceiling_source(c.bandwidth_calibrated) + ")";
     draw->AddText(ImVec2(p.x + 8 * scale, p.y + 2), roof_colour, text.c_str());
   }
 
@@ -262,7 +262,7 @@ void draw_roofline_view(AppState& app) {
                         c.ridge());
   if (c.bandwidth_calibrated || c.tensor_calibrated)
     ImGui::TextDisabled("Dashed grey: the theoretical %s and %s.",
-                        format_rate(c.theoretical_bandwidth).c_str(),
+                        format_bandwidth(c.theoretical_bandwidth).c_str(),
                         format_flop_rate(c.theoretical_tensor_flops).c_str());
   else
     ImGui::TextDisabled(

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 
 #include "fusionscope/analysis/format.h"
 #include "session_menu.h"
@@ -48,7 +49,70 @@ void click_run(RunsPanelState& s, const Session& session, int64_t id) {
   s.current = id;
 }
 
+// What a table row cannot say: why runs failed or have no complete trace, and the session's notes.
+void draw_run_notes(AppState& app) {
+  ImGui::Spacing();
+  for (const auto& run : app.session->runs) {
+    const storage::RunInfo& info = run->data.info;
+    const std::string why = !run->error.empty()   ? "could not be loaded: " + run->error
+                            : !info.error.empty() ? info.error
+                                                  : info.trace_status;
+    if (why.empty()) continue;
+    ImGui::TextColored(info.status == storage::RunStatus::kFailed || !run->error.empty()
+                           ? app.theme.bad
+                           : app.theme.text_dim,
+                       "%s", run_label(info).c_str());
+    ImGui::SameLine();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(why.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  if (!app.session->info.notes.empty()) {
+    ImGui::Spacing();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextDisabled("%s", app.session->info.notes.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
 }  // namespace
+
+void draw_session_header(AppState& app) {
+  const Session& s = *app.session;
+  const storage::SessionInfo& info = s.info;
+  ImGui::TextColored(app.theme.accent, "%s",
+                     info.name.empty() ? s.path.filename().c_str() : info.name.c_str());
+  ImGui::SameLine(0, 16 * app.theme.scale);
+  std::string gpu = info.gpu_name.empty() ? "GPU unknown" : info.gpu_name;
+  if (info.cc_major > 0)
+    gpu += "  sm_" + std::to_string(info.cc_major) + std::to_string(info.cc_minor);
+  if (info.sm_count > 0) gpu += ", " + std::to_string(info.sm_count) + " SMs";
+  if (info.mem_bandwidth_gbs > 0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, ", %.0f GB/s", info.mem_bandwidth_gbs);
+    gpu += buf;
+  }
+  ImGui::TextDisabled("%s   %zu runs%s%s", gpu.c_str(), s.runs.size(),
+                      info.host.empty() ? "" : "   host ", info.host.c_str());
+  if (!info.notes.empty()) {
+    ImGui::SameLine(0, 16 * app.theme.scale);
+    ImGui::TextDisabled("(notes)");
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
+      ImGui::TextUnformatted(info.notes.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+  }
+}
+
+void draw_runs_view(AppState& app) {
+  draw_session_header(app);
+  const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y;
+  draw_runs_panel(app, row_h * static_cast<float>(app.session->runs.size() + 1) + 4);
+  draw_run_notes(app);
+}
 
 void draw_runs_panel(AppState& app, float height) {
   const Session& session = *app.session;

@@ -16,28 +16,24 @@
 #include "sample_locator.h"
 #include "session_edit.h"
 #include "ui/gui_main.h"
+#include "ui_probe.h"
+#include "view_registry.h"
 
 namespace fusionscope::ui {
 
-const std::vector<std::string>& screenshot_views() {
-  static const std::vector<std::string> views = {"timeline", "comparison", "stats",     "runs",
-                                                 "lab",      "sweep",      "bandwidth", "roofline"};
-  return views;
+std::vector<std::string> screenshot_views() {
+  std::vector<std::string> ids;
+  for (const ViewInfo& v : views()) ids.emplace_back(v.id);
+  return ids;
+}
+
+std::string screenshot_views_help() {
+  std::string text = "One view alone (default: the whole window):";
+  for (const ViewInfo& v : views()) text += std::string("\n  ") + v.id + ": " + v.description;
+  return text;
 }
 
 namespace {
-
-Panel panel_of(const std::string& view) {
-  if (view == "timeline") return Panel::kTimeline;
-  if (view == "comparison") return Panel::kComparison;
-  if (view == "stats") return Panel::kStatistics;
-  if (view == "runs") return Panel::kRuns;
-  if (view == "lab") return Panel::kLab;
-  if (view == "sweep") return Panel::kSweep;
-  if (view == "bandwidth") return Panel::kBandwidth;
-  if (view == "roofline") return Panel::kRoofline;
-  return Panel::kAll;
-}
 
 // Points the views at the runs named on the command line.
 void select_runs(AppState& app, const std::vector<int64_t>& ids) {
@@ -92,13 +88,9 @@ void render_frame(AppState& app, const OffscreenTarget& target, int width, int h
 }  // namespace
 
 int run_screenshot(const ScreenshotOptions& o) {
-  const Panel panel = panel_of(o.view);
-  if (!o.view.empty() && panel == Panel::kAll) {
-    std::fprintf(
-        stderr,
-        "fusionscope screenshot: unknown view \"%s\" (timeline, comparison, stats, runs, lab, "
-        "sweep, bandwidth or roofline)\n",
-        o.view.c_str());
+  if (!o.view.empty() && !find_view(o.view)) {
+    std::fprintf(stderr, "fusionscope screenshot: unknown view \"%s\" (%s)\n", o.view.c_str(),
+                 view_ids_text().c_str());
     return 2;
   }
   if (o.width < 64 || o.height < 64 || o.width > 8192 || o.height > 8192) {
@@ -173,7 +165,8 @@ int run_screenshot(const ScreenshotOptions& o) {
     app.theme = make_theme(p.scale);
     app.font_file = p.font_file;
     app.gpu = query_gpus();
-    app.solo = panel;
+    app.solo = o.view;
+    init_ui_probe(app);  // $FUSIONSCOPE_UI_STATE: what was drawn, for tests
     app.session = std::move(session);
     choose_default_runs(app);
     select_runs(app, runs);
@@ -187,12 +180,7 @@ int run_screenshot(const ScreenshotOptions& o) {
       code = 1;
     }
     if (code == 0) {
-      if (panel == Panel::kComparison) app.view = View::kComparison;
-      if (panel == Panel::kStatistics) app.view = View::kStatistics;
-      if (panel == Panel::kLab) app.view = View::kLab;
-      if (panel == Panel::kSweep) app.view = View::kSweep;
-      if (panel == Panel::kBandwidth) app.view = View::kBandwidth;
-      if (panel == Panel::kRoofline) app.view = View::kRoofline;
+      if (const ViewInfo* v = find_view(o.view); v && v->tab) app.view = v->id;
       auto frame = [&] { render_frame(app, target, o.width, o.height); };
       auto capture = [&](const std::string& png) {
         const Image image = read_pixels(0, 0, o.width, o.height, o.width, o.height);
@@ -209,7 +197,14 @@ int run_screenshot(const ScreenshotOptions& o) {
         }
       } else {
         for (int i = 0; i < std::max(o.frames, 2); ++i) frame();
-        if (!capture(o.out_path)) code = 1;
+        if (app.error.visible) {
+          // An error popup is not the view that was asked for.
+          std::fprintf(stderr, "fusionscope screenshot: %s: %s\n", app.error.title.c_str(),
+                       app.error.message.c_str());
+          code = 1;
+        } else if (!capture(o.out_path)) {
+          code = 1;
+        }
       }
       target.unbind();
     }

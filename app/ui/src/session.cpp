@@ -64,6 +64,12 @@ std::unique_ptr<LoadedRun> prepare_run(storage::RunData data) {
   return run;
 }
 
+void colour_runs(Session& session) {
+  for (auto& run : session.runs)
+    if (run->colours.by_string.size() != run->data.strings.size())
+      run->colours = assign_run_colours(run->data, session.op_colours, session.kernel_colours);
+}
+
 std::unique_ptr<Session> open_session(const std::filesystem::path& path) {
   const storage::SessionStore store =
       storage::SessionStore::open(path, storage::OpenMode::kReadOnly);
@@ -82,6 +88,7 @@ std::unique_ptr<Session> open_session(const std::filesystem::path& path) {
       session->runs.push_back(std::move(failed));
     }
   }
+  colour_runs(*session);
   return session;
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "colours.h"
 #include "fusionscope/analysis/bandwidth.h"
 #include "fusionscope/analysis/run_index.h"
 #include "fusionscope/analysis/series.h"
@@ -32,6 +33,7 @@ struct LoadedRun {
   std::vector<std::pair<uint32_t, uint32_t>> metrics_by_correlation;  // (id, index), sorted
   analysis::RunTraffic traffic;  // DRAM bytes and FLOPs of one forward pass (counters pass)
   analysis::PmSeries pm;         // PM-sampled series (bandwidth over time)
+  RunColours colours;            // of its ops and kernel names (colours.h), set by colour_runs()
   std::string error;             // why the run's records could not be loaded (data is then empty)
 
   // The kernel metrics recorded for one launch.
@@ -44,6 +46,8 @@ struct Session {
   storage::SessionInfo info;
   std::vector<std::unique_ptr<LoadedRun>> runs;                 // in the store's order (by id)
   std::vector<std::pair<std::string, std::string>> properties;  // e.g. the lab's sweeps
+  // Colours of ops and of kernel names over every run, in order of first appearance.
+  NameColours op_colours, kernel_colours;
 
   const LoadedRun* find_run(int64_t id) const;
   int index_of(int64_t id) const;  // -1 if absent
@@ -51,6 +55,9 @@ struct Session {
 
 // Derives everything a run needs from its records.
 std::unique_ptr<LoadedRun> prepare_run(storage::RunData data);
+
+// Gives the runs that have none their colours (names seen before keep theirs).
+void colour_runs(Session& session);
 
 // Opens a session file read-only and loads every run. Throws storage::StoreError for a file that
 // is not a readable session; a run whose records fail to load keeps its error and stays listed.

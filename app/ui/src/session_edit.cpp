@@ -199,6 +199,7 @@ size_t load_runs_into(Session& session, const std::vector<int64_t>& run_ids) {
       session.runs.insert(at, std::move(run));
     ++loaded;
   }
+  colour_runs(session);
   return loaded;
 }
 

@@ -9,6 +9,7 @@
 #include "lab_panel.h"
 #include "session_edit.h"
 #include "ui_probe.h"
+#include "view_registry.h"
 #include "views.h"
 
 namespace fusionscope::ui {
@@ -111,13 +112,11 @@ void draw_run_context_menu(AppState& app, const storage::RunInfo& run) {
   ImGui::Separator();
   if (ImGui::MenuItem("Compare as A")) {
     app.comparison.a = run.id;
-    app.view = View::kComparison;
-    app.view_requested = true;
+    show_view(app, "comparison");
   }
   if (ImGui::MenuItem("Compare as B")) {
     app.comparison.b = run.id;
-    app.view = View::kComparison;
-    app.view_requested = true;
+    show_view(app, "comparison");
   }
   ImGui::EndPopup();
 }

@@ -1,8 +1,12 @@
 // The timeline, modelled on Tracy's and Perfetto's: per run, CPU thread rows (NVTX and framework
-// ranges nested by depth, then CUDA API calls) above GPU stream rows (kernels, memcpy, memset).
-// Mouse wheel zooms at the cursor, dragging pans, W/S zoom and A/D pan, double-click zooms to an
-// item, shift-drag or right-drag measures a range, F fits. Several runs share one time axis, each
-// shifted so that its own origin is at 0.
+// ranges nested by depth, then CUDA API calls) above GPU stream rows (kernels, memcpy, memset) and
+// chart rows of sampled counters. Mouse wheel zooms at the cursor, dragging pans, W/S zoom and
+// A/D pan, double-click zooms to an item, shift-drag or right-drag measures a range, F fits.
+// Several runs share one time axis, each shifted so that its own origin is at 0.
+//
+// The rows are one type per kind (timeline_rows.h), the items one type per record kind
+// (timeline_items.h); this file lays them out and draws the frame, timeline_input.cpp turns the
+// mouse and keys into changes of the state.
 #pragma once
 
 #include <cstdint>
@@ -15,27 +19,9 @@
 #include "fusionscope/analysis/lod.h"
 #include "session.h"
 #include "theme.h"
+#include "timeline_items.h"
 
 namespace fusionscope::ui {
-
-enum class ItemKind : uint8_t { kNone, kKernel, kMemop, kApiCall, kRange };
-
-// One record of one of the drawn runs.
-struct ItemRef {
-  int run = -1;  // index into the TimelineRun span
-  ItemKind kind = ItemKind::kNone;
-  uint32_t index = 0;  // into RunData::kernels, memops, api_calls or ranges
-  bool valid() const { return run >= 0 && kind != ItemKind::kNone; }
-  friend bool operator==(const ItemRef&, const ItemRef&) = default;
-};
-
-enum class ColorMode { kByOp, kByKernel };
-
-struct TimelineRun {
-  const LoadedRun* run = nullptr;
-  int64_t origin_ns = 0;  // the run's time drawn at 0 on the axis
-  std::string label;
-};
 
 enum class TimelineDrag { kNone, kPan, kRange };
 
@@ -77,8 +63,5 @@ void runs_extent(std::span<const TimelineRun> runs, double& begin, double& end);
 void fit_view(TimelineState& state, std::span<const TimelineRun> runs);
 // Shows [begin, end) with a margin of `margin` of the width on each side.
 void zoom_to(TimelineState& state, double begin, double end, double margin = 0.08);
-
-// The time extent and name of an item (kind-specific), for zooming, tooltips and details.
-bool item_extent(const storage::RunData& run, const ItemRef& item, int64_t& start, int64_t& end);
 
 }  // namespace fusionscope::ui

@@ -13,31 +13,46 @@ namespace fusionscope::ui {
 
 namespace {
 
-const char* view_name(View v) {
-  switch (v) {
-    case View::kTimeline:
-      return "timeline";
-    case View::kStatistics:
-      return "statistics";
-    case View::kComparison:
-      return "comparison";
-    case View::kLab:
-      return "lab";
-    case View::kSweep:
-      return "sweep";
-    case View::kBandwidth:
-      return "bandwidth";
-    case View::kRoofline:
-      return "roofline";
-  }
-  return "?";
-}
-
 // One line per value: newlines inside values would break the format.
 std::string one_line(std::string s) {
   for (char& c : s)
     if (c == '\n' || c == '\r') c = ' ';
   return s;
+}
+
+// "RUN_ID KIND INDEX" of a timeline item (the run by its id), or "".
+std::string item_text(const AppState& app, const ItemRef& item) {
+  if (!item.valid() || item.run >= static_cast<int>(app.timeline.shown.size())) return {};
+  return std::to_string(app.timeline.shown[static_cast<size_t>(item.run)]) + " " +
+         item_type(item.kind).name + " " + std::to_string(item.index);
+}
+
+template <class Line>
+void timeline_lines(const AppState& app, Line& line) {
+  const TimelineState& t = app.timeline.timeline;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.0f %.0f", t.view_begin, t.view_end);
+  line("timeline.view", buf);
+  line("timeline.selected", item_text(app, t.selected));
+  line("timeline.hovered", item_text(app, t.hovered));
+}
+
+// What the app sees of the mouse and keyboard, so a test can wait for its input to arrive
+// instead of sleeping.
+std::string input_text() {
+  if (!ImGui::GetCurrentContext()) return {};
+  const ImGuiIO& io = ImGui::GetIO();
+  std::string keys;
+  if (io.KeyCtrl) keys += " ctrl";
+  if (io.KeyShift) keys += " shift";
+  if (io.KeyAlt) keys += " alt";
+  for (int k = 'A'; k <= 'Z'; ++k)
+    if (io.KeysDown[k]) keys += std::string(" ") + static_cast<char>(k);
+  for (int b = 0; b < 3; ++b)
+    if (io.MouseDown[b]) keys += " mouse" + std::to_string(b + 1);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f %.0f", io.MousePos.x, io.MousePos.y);
+  return std::string(buf) + keys;
 }
 
 }  // namespace
@@ -71,7 +86,9 @@ std::string ui_probe_text(const AppState& app) {
     selected += (selected.empty() ? "" : ",") + std::to_string(id);
   line("selected", selected);
   line("comparison", std::to_string(app.comparison.a) + "," + std::to_string(app.comparison.b));
-  line("view", view_name(app.view));
+  line("view", app.view);
+  line("solo", app.solo);
+  timeline_lines(app, line);
   if (app.lab.controller) {
     const lab::LabStatus s = app.lab.controller->status();
     const char* states[] = {"idle", "running", "cancelling", "done"};
@@ -87,6 +104,7 @@ std::string ui_probe_text(const AppState& app) {
   line("status", app.status);
   line("popup", app.probe.open_popup);
   line("last_error", app.error.title.empty() ? "" : app.error.title + ": " + app.error.message);
+  line("input", input_text());
   for (const auto& [name, r] : app.probe.items) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "item %s %.0f %.0f %.0f %.0f\n", name.c_str(), r[0], r[1], r[2],

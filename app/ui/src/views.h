@@ -9,6 +9,12 @@ namespace fusionscope::ui {
 // Clicking picks the runs the timeline shows (ctrl-click adds, shift-click extends).
 void draw_runs_panel(AppState& app, float height);
 
+// The runs table alone with the session's header and notes (`screenshot --view runs`).
+void draw_runs_view(AppState& app);
+
+// The session's name, GPU, run count and notes, on one line.
+void draw_session_header(AppState& app);
+
 // The Timeline tab: a toolbar, the runs selected in the runs panel, the selection's details.
 void draw_timeline_view(AppState& app);
 

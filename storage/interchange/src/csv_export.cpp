@@ -6,7 +6,6 @@
 #include <ostream>
 
 #include "compressed_io.h"
-#include "fusionscope/analysis/stats.h"
 #include "json_writer.h"
 
 namespace fusionscope::interchange {
@@ -63,9 +62,9 @@ std::string kernel_csv(const storage::RunData& run) {
   return out;
 }
 
-std::string summary_csv(const storage::RunData& run) {
+std::string summary_csv(std::span<const KernelSummaryRow> rows) {
   std::string out = "name,count,total_us,mean_us,min_us,max_us,percent_gpu_time\r\n";
-  for (const auto& row : summarize_kernels(run)) {
+  for (const auto& row : rows) {
     append_field(out, row.name);
     out += ',';
     append_int(out, row.count);
@@ -86,33 +85,13 @@ std::string summary_csv(const storage::RunData& run) {
 
 }  // namespace
 
-// The same per-name figures as the app's statistics view (analysis::kernel_stats), in CSV's order:
-// total time, longest first, then name.
-std::vector<KernelSummaryRow> summarize_kernels(const storage::RunData& run) {
-  std::vector<KernelSummaryRow> rows;
-  for (const analysis::KernelStat& s : analysis::kernel_stats(run)) {
-    KernelSummaryRow& row = rows.emplace_back();
-    row.name = run.str(s.key);
-    row.count = s.count;
-    row.total_ns = s.total_ns;
-    row.mean_ns = s.mean_ns;
-    row.min_ns = s.min_ns;
-    row.max_ns = s.max_ns;
-    row.percent_of_gpu_time = s.percent;
-  }
-  std::sort(rows.begin(), rows.end(), [](const KernelSummaryRow& a, const KernelSummaryRow& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
-  return rows;
-}
-
 void write_kernel_csv(std::ostream& out, const storage::RunData& run) {
   const std::string text = kernel_csv(run);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
-void write_kernel_summary_csv(std::ostream& out, const storage::RunData& run) {
-  const std::string text = summary_csv(run);
+void write_kernel_summary_csv(std::ostream& out, std::span<const KernelSummaryRow> rows) {
+  const std::string text = summary_csv(rows);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
@@ -120,8 +99,9 @@ void export_kernel_csv(const std::filesystem::path& file, const storage::RunData
   detail::write_file(file, kernel_csv(run));
 }
 
-void export_kernel_summary_csv(const std::filesystem::path& file, const storage::RunData& run) {
-  detail::write_file(file, summary_csv(run));
+void export_kernel_summary_csv(const std::filesystem::path& file,
+                               std::span<const KernelSummaryRow> rows) {
+  detail::write_file(file, summary_csv(rows));
 }
 
 }  // namespace fusionscope::interchange

@@ -13,15 +13,9 @@
 
 #include "fusionscope/interchange/torch_trace_import.h"
 #include "trace_json_reader.h"
+#include "trace_linker.h"
 
 namespace fusionscope::interchange::detail {
-
-// One end of an `ac2g` flow. `lane` is the CPU thread for a start, the stream for a finish.
-struct FlowEnd {
-  uint64_t id = 0;
-  uint32_t lane = 0;
-  int64_t ts_ns = 0;
-};
 
 class TorchTraceBuilder : public TraceEventSink {
  public:

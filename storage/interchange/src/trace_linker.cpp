@@ -6,8 +6,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "torch_trace_builder.h"
-
 namespace fusionscope::interchange::detail {
 namespace {
 

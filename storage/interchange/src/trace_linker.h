@@ -11,7 +11,13 @@
 
 namespace fusionscope::interchange::detail {
 
-struct FlowEnd;
+// One end of an `ac2g` flow. `lane` is the CPU thread for a start, the stream for a finish.
+struct FlowEnd {
+  uint64_t id = 0;
+  uint32_t lane = 0;
+  int64_t ts_ns = 0;
+};
+
 // Records a counted, non-fatal finding ("3 kernels have no launching API call").
 using NoteFn = std::function<void(const std::string& reason, uint64_t count)>;
 

@@ -1,6 +1,5 @@
-// The `import` and `export` subcommands on their own, built from the app's sources, so their
-// behaviour (messages, exit codes, files written) is tested without the GUI and CUDA parts of the
-// full executable.
+// The `import` and `export` subcommands on their own, from the app's GUI-free CLI library, so
+// their behaviour (messages, exit codes, files written) is tested without the GUI.
 #include <cstdio>
 #include <exception>
 

@@ -1,5 +1,5 @@
-// The `capture`, `report` and `calibrate` subcommands on their own, built from the app's sources
-// without the GUI, so the CLI tests run them as processes (on machines with or without a GPU),
+// The `capture`, `report` and `calibrate` subcommands on their own, from the app's GUI-free CLI
+// library, so the CLI tests run them as processes (on machines with or without a GPU),
 // and a GPU server without the GUI's libraries can run them.
 #include <cstdio>
 #include <exception>

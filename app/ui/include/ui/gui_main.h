@@ -18,8 +18,7 @@ struct ScreenshotOptions {
   std::string out_path;      // the PNG to write
   int width = 1600;          // size of the PNG
   int height = 1000;
-  // "" = the whole window; "timeline", "comparison", "stats" or "runs" = that panel alone,
-  // filling the image.
+  // "" = the whole window; a view's id (screenshot_views()) = that view alone, filling the image.
   std::string view;
   std::vector<std::string> runs;  // run ids or names: the timeline's runs, comparison's A and B
   // Selects the first timed kernel of the timeline's first run whose short name contains this,
@@ -45,7 +44,9 @@ struct ScreenshotOptions {
 // Returns the process exit code; errors are printed for a person.
 int run_screenshot(const ScreenshotOptions& options);
 
-// The views `--view` accepts.
-const std::vector<std::string>& screenshot_views();
+// The views `--view` accepts, by their ids (the app's view registry), and each one's line of
+// description.
+std::vector<std::string> screenshot_views();
+std::string screenshot_views_help();
 
 }  // namespace fusionscope::ui

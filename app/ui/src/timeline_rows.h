@@ -1,0 +1,80 @@
+// The rows of the timeline, one type per kind, after Tracy's TimelineItem: each knows its height,
+// its label in the gutter, how it draws its part of the frame and reports what lies under the
+// mouse, which items it holds, and what its tooltip says about things that are not items (merged
+// blocks, chart samples). A new kind of row is one class here and a line in build_rows().
+#pragma once
+
+#include <cmath>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "fusionscope/analysis/lod.h"
+#include "timeline.h"
+#include "timeline_draw.h"
+
+namespace fusionscope::ui {
+
+// What a row draws with this frame.
+struct RowFrame {
+  ImDrawList* draw = nullptr;
+  const Theme* theme = nullptr;
+  TimelineState* state = nullptr;
+  const TimelineRun* run = nullptr;
+  int run_index = 0;
+  RowGeometry geo;         // the row's rectangle; geo.t0_ns is the run's time at the axis' left
+  analysis::LodView view;  // the run's times across the axis
+  ImVec4 clip;             // the visible part of the row (x0, y0, x1, y1)
+  ImVec2 mouse;            // far away when the mouse is not over the axis
+};
+
+// What lies under the mouse in a row.
+struct RowHover {
+  ItemRef item;          // an item drawn as itself
+  bool merged = false;   // else a block of items merged at this zoom
+  analysis::LodBox box;  // that block
+  bool chart = false;    // else a chart row's sample
+  double t_ns = 0;       // the run's time under the mouse
+  bool any() const { return item.valid() || merged || chart; }
+};
+
+class TimelineRow {
+ public:
+  explicit TimelineRow(int run) : run_(run) {}
+  virtual ~TimelineRow() = default;
+
+  int run() const { return run_; }
+  virtual float height(const Theme& theme) const { return theme.row_height; }
+  // Space below the row before the next one.
+  virtual float gap_after(const Theme& theme) const { return std::round(3.0f * theme.scale); }
+  virtual std::string label(const TimelineRun& run) const = 0;
+  virtual bool label_is_dim() const { return false; }
+  // A run's header spans the gutter and the axis and draws its own background.
+  virtual bool is_header() const { return false; }
+  // Draws the row's content; fills `hover` when the mouse is over something of it.
+  virtual void draw(RowFrame& frame, RowHover& hover) const = 0;
+  // Whether this row draws `item` (the item's run is this row's run).
+  virtual bool holds(const storage::RunData&, const ItemRef&) const { return false; }
+  // The tooltip for a hover that is not an item (a merged block, a chart sample).
+  virtual void tooltip(const TimelineRun& run, const RowHover& hover, const TimelineState& state,
+                       const Theme& theme) const;
+
+  float y = 0;  // top, relative to the rows' content, set by the layout
+  float h = 0;
+
+ private:
+  int run_;
+};
+
+using TimelineRows = std::vector<std::unique_ptr<TimelineRow>>;
+
+// The rows of `runs`, laid out top to bottom; *height gets the content's height.
+TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme, float* height);
+
+// The index of the row that draws `item`, or -1.
+int row_of(const TimelineRows& rows, std::span<const TimelineRun> runs, const ItemRef& item);
+
+}  // namespace fusionscope::ui
