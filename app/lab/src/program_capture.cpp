@@ -100,28 +100,46 @@ std::string store_samples(storage::SessionStore& store, int64_t run_id,
 std::string store_counters(storage::SessionStore& store, int64_t run_id,
                            const profiler::ProcessCaptureResult& traced,
                            const profiler::ProcessCaptureResult& pass, int warmup,
-                           bool capture_range) {
+                           bool capture_range, const std::vector<std::string>& traced_command,
+                           const std::vector<std::string>& counters_command) {
+  // Arguments the counters pass's command changed (where it writes its results) read as the
+  // traced command's, so that its processes find their twins.
+  std::map<std::string, std::string> same;
+  for (size_t i = 0; i < traced_command.size() && i < counters_command.size(); ++i)
+    if (traced_command[i] != counters_command[i]) same[counters_command[i]] = traced_command[i];
+  auto as_traced = [&](std::vector<std::string> argv) {
+    for (auto& a : argv)
+      if (auto it = same.find(a); it != same.end()) a = it->second;
+    return argv;
+  };
   const storage::RunData run = store.load_run(run_id);
   const std::vector<long> iteration = analysis::kernel_iterations(run);
   std::vector<storage::KernelMetricRecord> records;
   std::vector<std::string> problems;
-  std::size_t kernels = 0, passes = 0;
+  std::size_t kernels = 0, passes = 0, idle = 0;
   std::string chip, window;
   std::map<std::vector<std::string>, int> seen;  // argv -> processes of pass 2 so far
   for (const auto& p : pass.processes) {
-    const int ordinal = seen[p.argv]++;
+    const std::vector<std::string> argv = as_traced(p.argv);
+    const int ordinal = seen[argv]++;
     if (!p.counters) continue;
     const counters::CounterPassResult& c = *p.counters;
     window = p.counters_window;
     if (!c.status.ok()) {
-      problems.push_back(p.name + ": " + c.status.describe());
+      // A helper process (a compiler's worker) that used CUDA but never ran the window is
+      // noted only when no process had counters.
+      if (c.status.message.find("never opened") != std::string::npos) {
+        ++idle;
+      } else {
+        problems.push_back(p.name + ": " + c.status.describe());
+      }
       continue;
     }
     // The same process of the traced run: same command line, same position among its twins.
     const profiler::CapturedProcess* twin = nullptr;
     int k = 0;
     for (const auto& t : traced.processes)
-      if (t.argv == p.argv && k++ == ordinal) twin = &t;
+      if (t.argv == argv && k++ == ordinal) twin = &t;
     if (twin == nullptr) {
       problems.push_back(p.name + ": no process of the traced run matches it");
       continue;
@@ -173,9 +191,16 @@ std::string store_counters(storage::SessionStore& store, int64_t run_id,
     text = std::string(analysis::kMetricsOk) + ": " + std::to_string(kernels) + " kernels of " +
            (window.empty() ? std::string("the window") : window) + " (" + std::to_string(passes) +
            " replay passes per kernel on " + chip + ", a second run of the command)";
+    if (idle > 0)
+      text += " (" + std::to_string(idle) + " other process" + (idle == 1 ? "" : "es") +
+              " of the command used CUDA but never ran the window)";
   } else {
     text = "counters: failed: no kernel was profiled";
-    if (pass.processes.empty()) text += ": the second run initialised no CUDA";
+    if (pass.processes.empty()) {
+      text += ": the second run initialised no CUDA";
+    } else if (idle > 0) {
+      text += ": no process of the command ran " + (window.empty() ? "the window" : window);
+    }
   }
   for (const auto& p : problems) text += "; " + p;
   return text;
@@ -382,6 +407,7 @@ ProgramCaptureOutcome capture_program(storage::SessionStore& store,
           "counters pass: running the command again, each kernel of the window replayed "
           "under the range profiler (slow)");
       profiler::ProcessCaptureOptions o = request.process;
+      if (!request.counters_command.empty()) o.command = request.counters_command;
       o.counters = true;
       o.warmup = request.warmup;
       o.kernel_filter = request.kernel_filter;
@@ -400,7 +426,8 @@ ProgramCaptureOutcome capture_program(storage::SessionStore& store,
         out.kernel_counters = "skipped: the counters pass was stopped";
       } else {
         out.kernel_counters = store_counters(store, info.id, r, pass, request.warmup,
-                                             !request.process.capture_range.empty());
+                                             !request.process.capture_range.empty(),
+                                             request.process.command, o.command);
         if (pass.signal != 0 || pass.exit_code != 0)
           out.kernel_counters += "; the second run " + pass.ending();
       }

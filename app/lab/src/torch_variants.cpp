@@ -144,6 +144,10 @@ RunOutcome run_torch_variant(storage::SessionStore& store, const RunSpec& spec,
                              "--iters",      std::to_string(job.iterations),
                              "--device",     std::to_string(job.device),
                              "--out",        result_path};
+  // The counters pass writes its own (replayed, slower) timing elsewhere: the result is the
+  // traced run's.
+  request.counters_command = request.process.command;
+  request.counters_command.back() = result_path + ".counters";
   request.process.iteration_range = "iteration";
   request.warmup = job.warmup;
   request.info = info;
@@ -176,6 +180,7 @@ RunOutcome run_torch_variant(storage::SessionStore& store, const RunSpec& spec,
   text << in.rdbuf();
   std::error_code ec;
   fs::remove(result_path, ec);
+  fs::remove(result_path + ".counters", ec);
   try {
     const auto j = nlohmann::json::parse(text.str());
     r.ok = j.value("ok", false) && c.status == storage::RunStatus::kOk;

@@ -1,11 +1,14 @@
 #include "lab_panel.h"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <cmath>
 #include <cstdio>
 
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/kernels/plan.h"
+#include "fusionscope/lab/torch_variants.h"
 #include "session_edit.h"
 #include "ui_probe.h"
 #include "view_registry.h"
@@ -42,9 +45,26 @@ kernels::MlpConfig named_config(const lab::LabForm& form) {
   return c;
 }
 
+// fusionscope's variants, then PyTorch's: the panel's list, in kernels::Variant order.
+std::vector<Variant> panel_variants() {
+  std::vector<Variant> v = kernels::all_variants();
+  for (Variant t : kernels::torch_variants()) v.push_back(t);
+  return v;
+}
+
+// Why the PyTorch variants cannot run here ("" when they can; "checking..." until Python has
+// answered, which it does off the UI thread).
+std::string torch_reason(LabPanelState& s) {
+  if (!s.torch_check.valid())
+    s.torch_check = std::async(std::launch::async, [] { return lab::torch_unavailable_reason(); });
+  if (s.torch_check.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return "checking whether python3 has PyTorch...";
+  return s.torch_check.get();
+}
+
 std::vector<Variant> chosen_variants(const LabPanelState& s) {
   std::vector<Variant> out;
-  const std::vector<Variant> all = kernels::all_variants();
+  const std::vector<Variant> all = panel_variants();
   for (size_t i = 0; i < all.size() && i < s.variants.size(); ++i)
     if (s.variants[i]) out.push_back(all[i]);
   return out;
@@ -235,10 +255,14 @@ void draw_shape(AppState& app) {
 void draw_variants(AppState& app, const kernels::MlpConfig* config) {
   LabPanelState& s = app.lab;
   ImGui::TextUnformatted("Variants");
-  const std::vector<Variant> all = kernels::all_variants();
+  const std::vector<Variant> all = panel_variants();
   for (size_t i = 0; i < all.size(); ++i) {
     std::string why;
-    const bool ok = config && kernels::supports(*config, all[i], &why);
+    bool ok = config && kernels::supports(*config, all[i], &why);
+    if (ok && kernels::is_torch_variant(all[i])) {
+      why = torch_reason(s);
+      ok = why.empty();
+    }
     if (!config) why = s.refusals.empty() ? "the configuration is not valid" : s.refusals.front();
     if (i % 3 != 0)
       ImGui::SameLine(ImGui::GetFontSize() * (1.0f + 9.5f * static_cast<float>(i % 3)));
@@ -766,11 +790,15 @@ void update_lab_rows(AppState& app) {
     s.peaks =
         analysis::choose_peaks(app.session ? &app.session->info : nullptr, dev ? &*dev : nullptr);
     s.rows.clear();
-    for (Variant v : kernels::all_variants()) {
+    for (Variant v : panel_variants()) {
       LabVariantRow row;
       row.variant = v;
       row.chosen = s.variants[static_cast<size_t>(v)];
       row.supported = config && kernels::supports(*config, v, &row.why_not);
+      if (row.supported && kernels::is_torch_variant(v)) {
+        row.why_not = torch_reason(s);
+        row.supported = row.why_not.empty();
+      }
       if (row.supported) {
         row.prediction = analysis::predict(*config, v, s.peaks);
         if (app.session)

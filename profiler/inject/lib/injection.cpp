@@ -186,6 +186,18 @@ void disable_tracing() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
+// Waits for the GPU work of the calling thread's context (the program's, in an NVTX callback), so
+// that the window's last kernels have completed, and so have their records, before tracing stops.
+// Without a context on this thread (the --duration timer) it does nothing.
+void synchronize_current_context() {
+  using Sync = int (*)();
+  static const Sync sync = []() -> Sync {
+    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    return h ? reinterpret_cast<Sync>(dlsym(h, "cuCtxSynchronize")) : nullptr;
+  }();
+  if (sync != nullptr) sync();
+}
+
 void window_opened() {
   State& s = state();
   if (s.settings.counters) {
@@ -204,8 +216,8 @@ void window_closed() {
       send(out);
     }
   } else {
+    synchronize_current_context();
     disable_tracing();
-    send_status(StatusLevel::kInfo, "the capture window closed");
   }
 }
 
@@ -337,6 +349,9 @@ void finish() {
       send(out);
     }
   } else {
+    if (s.window && !s.window->opened())
+      send_status(StatusLevel::kWarning,
+                  "nothing was recorded: the program never opened " + s.window->describe());
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     send_graph_nodes();
     size_t dropped = 0;
@@ -476,6 +491,10 @@ void start() {
     s.subscriber = nullptr;
     return;
   }
+  // Records name threads by their system id (gettid), as native capture does and as the graph
+  // node callbacks do: lanes then match the operating system's threads.
+  if (CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); r != CUPTI_SUCCESS)
+    send_status(StatusLevel::kWarning, "CUPTI refused system thread ids: " + cupti_error(r));
   install_signal_handlers();
 
   const bool has_range = !s.settings.capture_range.empty();

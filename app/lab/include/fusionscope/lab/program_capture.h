@@ -27,6 +27,9 @@ struct ProgramCaptureRequest {
   // wall time and trace fields are filled here. Empty kind becomes "program".
   storage::RunInfo info;
   bool counters = false;         // a counters pass: the command a second time (kernel replay)
+  // The counters pass's command when it must differ from the traced one (e.g. where it writes
+  // its own results); empty: the same command.
+  std::vector<std::string> counters_command;
   std::string kernel_filter;     // counters: ECMAScript regex on kernel names
   std::size_t kernel_limit = 0;  // counters: at most this many kernels (0: no limit)
   bool pm_sampling = false;      // sample DRAM and SM activity during the traced run
