@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "chart.h"
 #include "fusionscope/analysis/format.h"
 #include "metrics_common.h"
 #include "views.h"
@@ -41,17 +42,12 @@ void axis_header(ImDrawList* draw, const Columns& c, float y, const analysis::Ce
   draw->AddText(ImVec2(c.bw_x0, y), text, "DRAM bandwidth (bytes / kernel time)");
   draw->AddText(ImVec2(c.by_x0, y), text, "DRAM bytes");
   // Legend of the byte column after its title.
-  float x = c.by_x0 + ImGui::CalcTextSize("DRAM bytes").x + 14 * theme.scale;
-  const float h = ImGui::GetTextLineHeight();
-  auto key = [&](ImU32 fill, const char* name) {
-    draw->AddRectFilled(ImVec2(x, y + h * 0.25f), ImVec2(x + h * 0.5f, y + h * 0.75f), fill);
-    x += h * 0.7f;
-    draw->AddText(ImVec2(x, y), text, name);
-    x += ImGui::CalcTextSize(name).x + 10 * theme.scale;
-  };
-  key(kReadFill, "read");
-  key(kWriteFill, "write");
-  key(kMinFill, "plan's fewest");
+  const chart::LegendEntry keys[] = {{"read", kReadFill, chart::Mark::kSwatch},
+                                     {"write", kWriteFill, chart::Mark::kSwatch},
+                                     {"plan's fewest", kMinFill, chart::Mark::kSwatch}};
+  chart::legend_at(draw,
+                   ImVec2(c.by_x0 + ImGui::CalcTextSize("DRAM bytes").x + 14 * theme.scale, y),
+                   keys, theme);
   if (peaks.bandwidth > 0) {
     const std::string peak = "| peak " + format_bandwidth(peaks.bandwidth) + " (" +
                              ceiling_source(peaks.bandwidth_calibrated) + ")";

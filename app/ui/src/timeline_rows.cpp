@@ -126,6 +126,11 @@ class MetricsChartRow final : public TimelineRow {
   MetricsChartRow(int run, MetricsRow row) : TimelineRow(run), row_(row) {}
   float height(const Theme& theme) const override { return metrics_row_height(row_, theme); }
   std::string label(const TimelineRun&) const override { return metrics_row_label(row_); }
+  int gutter_lines() const override { return 3; }
+  void draw_gutter(ImDrawList* draw, ImVec2 at, const TimelineRun& run, const TimelineState& state,
+                   const Theme& theme) const override {
+    draw_metrics_row_legend(draw, at, row_, run.run->pm, state.dram_peak, theme);
+  }
   void draw(RowFrame& f, RowHover& hover) const override {
     f.draw->PushClipRect(ImVec2(f.clip.x, f.clip.y), ImVec2(f.clip.z, f.clip.w), true);
     draw_metrics_row(f.draw, f.geo, row_, f.run->run->pm, f.state->dram_peak, *f.theme);
