@@ -1,9 +1,7 @@
 #include "fusionscope/lab/program_capture.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -15,20 +13,12 @@
 #include "fusionscope/counters/store_records.h"
 #include "fusionscope/profiler/device_info.h"
 #include "fusionscope/profiler/trace_sink.h"
+#include "fusionscope/storage/utc_time.h"
 
 namespace fusionscope::lab {
 namespace {
 
 using storage::RunStatus;
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // A record's process, once records carry one (schema v3); 0 before.
 template <class Record>
@@ -319,7 +309,7 @@ ProgramCaptureOutcome capture_program(storage::SessionStore& store,
   if (info.variant.empty()) info.variant = "program";
   info.warmup = request.warmup;
   info.status = RunStatus::kRunning;
-  info.created_utc = utc_now();
+  info.created_utc = storage::utc_now();
   info.id = store.add_run(info);
   out.run_id = info.id;
 
