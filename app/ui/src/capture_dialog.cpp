@@ -71,10 +71,16 @@ const char* stage_name(lab::ProgramCaptureProgress::Stage stage) {
   return "";
 }
 
-void start(AppState& app) {
+}  // namespace
+
+bool start_capture_program(AppState& app) {
   CaptureDialogState& s = app.capture_program;
   lab::ProgramCaptureRequest request;
-  if (!make_request(s, request, s.form_error)) return;
+  if (const std::string why = why_not(app); !why.empty()) {
+    s.form_error = why;
+    return false;
+  }
+  if (!make_request(s, request, s.form_error)) return false;
   s.form_error.clear();
   if (s.worker.joinable()) s.worker.join();
   auto job = std::make_shared<CaptureDialogState::Job>();
@@ -117,10 +123,10 @@ void start(AppState& app) {
     job->done = true;
   });
   app.status = "Capturing " + lab::command_title(lab::split_command_line(s.command));
+  return true;
 }
 
-// A finished capture's run goes into the open session's views.
-void collect(AppState& app) {
+void sync_capture_program(AppState& app) {
   CaptureDialogState& s = app.capture_program;
   if (!s.job || !s.job->done.load()) return;
   if (s.worker.joinable()) s.worker.join();
@@ -141,8 +147,6 @@ void collect(AppState& app) {
     }
   }
 }
-
-}  // namespace
 
 CaptureDialogState::~CaptureDialogState() {
   if (job) job->stop = true;
@@ -165,7 +169,7 @@ void draw_capture_menu_item(AppState& app) {
 
 void draw_capture_dialog(AppState& app) {
   CaptureDialogState& s = app.capture_program;
-  collect(app);
+  sync_capture_program(app);
   if (s.open_requested) {
     s.open_requested = false;
     s.open = true;
@@ -240,7 +244,7 @@ void draw_capture_dialog(AppState& app) {
   } else {
     const std::string why = why_not(app);
     ImGui::BeginDisabled(!why.empty());
-    if (ImGui::Button("Capture")) start(app);
+    if (ImGui::Button("Capture")) start_capture_program(app);
     probe_item(app, "capture.start");
     ImGui::EndDisabled();
     if (!why.empty()) {

@@ -59,4 +59,10 @@ void open_capture_dialog(AppState& app);
 void draw_capture_menu_item(AppState& app);
 void draw_capture_dialog(AppState& app);
 
+// What the window's buttons and every frame do, without drawing (tests call them directly):
+// starts the form's capture on the worker (false with capture_program.form_error when it cannot),
+// and takes a finished capture's run into the open session.
+bool start_capture_program(AppState& app);
+void sync_capture_program(AppState& app);
+
 }  // namespace fusionscope::ui

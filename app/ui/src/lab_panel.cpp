@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <cmath>
 #include <cstdio>
+#include <future>
 
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/kernels/plan.h"

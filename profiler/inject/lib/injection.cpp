@@ -493,7 +493,8 @@ void start() {
   }
   // Records name threads by their system id (gettid), as native capture does and as the graph
   // node callbacks do: lanes then match the operating system's threads.
-  if (CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); r != CUPTI_SUCCESS)
+  if (CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+      r != CUPTI_SUCCESS)
     send_status(StatusLevel::kWarning, "CUPTI refused system thread ids: " + cupti_error(r));
   install_signal_handlers();
 

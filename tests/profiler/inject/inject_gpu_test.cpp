@@ -228,12 +228,12 @@ TEST(InjectGpu, APyTorchScriptEagerOpForOpAgainstItsOwnEvents) {
   auto config = kernels::find_preset("geglu-post");
   ASSERT_TRUE(config);
   config->rows *= 4;
-  const Captured c = capture(dir,
-                             {lab::torch_python(), lab::torch_script_path(), "--config",
-                              kernels::to_json(*config), "--variant", "torch-eager", "--warmup",
-                              "3", "--iters", "10", "--op-events", "--queue-ahead-ms", "200", "--out",
-                              result.string()},
-                             3);
+  const Captured c =
+      capture(dir,
+              {lab::torch_python(), lab::torch_script_path(), "--config", kernels::to_json(*config),
+               "--variant", "torch-eager", "--warmup", "3", "--iters", "10", "--op-events",
+               "--queue-ahead-ms", "200", "--out", result.string()},
+              3);
   ASSERT_EQ(c.outcome.status, storage::RunStatus::kOk) << c.outcome.error;
   EXPECT_EQ(c.outcome.iterations, 13);
   std::ifstream in(result);

@@ -104,8 +104,8 @@ TEST(ProgramCapture, PyTorchVariantsWithoutPyTorchAreRefusedWithTheReason) {
   ASSERT_TRUE(info);
   EXPECT_EQ(info->variant, "torch-compile");
   EXPECT_EQ(info->error, "torch-compile: " + why);
-  EXPECT_TRUE(kernels::make_plan(job.runs[0].config, kernels::Variant::kTorchCompile)
-                  .launches.size() == 4);
+  EXPECT_TRUE(
+      kernels::make_plan(job.runs[0].config, kernels::Variant::kTorchCompile).launches.size() == 4);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ struct ProgramCaptureRequest {
   // Fields of the run row the caller knows (the Lab's configuration and variant); name, status,
   // wall time and trace fields are filled here. Empty kind becomes "program".
   storage::RunInfo info;
-  bool counters = false;         // a counters pass: the command a second time (kernel replay)
+  bool counters = false;  // a counters pass: the command a second time (kernel replay)
   // The counters pass's command when it must differ from the traced one (e.g. where it writes
   // its own results); empty: the same command.
   std::vector<std::string> counters_command;
