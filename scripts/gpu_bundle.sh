@@ -20,10 +20,11 @@ shift || true
 
 gpu_tests=(tests/kernels/kernels_gpu_test tests/profiler/profiler_gpu_tests
   tests/profiler/lab_gpu_tests tests/profiler/lab_counters_gpu_tests
-  tests/counters/counters_gpu_test tests/profiler/inject_gpu_tests)
+  tests/counters/counters_gpu_test tests/profiler/counters_ncu_gpu_tests
+  tests/profiler/inject_gpu_tests)
 programs=(app/fusionscope bench/kernels/kernels_bench bench/profiler/fusionscope_capture_overhead
-  bench/counters/counters_calibrate bench/profiler/fusionscope_injection_overhead
-  tests/profiler/cuda_target)
+  bench/counters/counters_calibrate tests/profiler/counters_ncu_workload
+  bench/profiler/fusionscope_injection_overhead tests/profiler/cuda_target)
 
 pack() {
   local build=${1:?build dir} dest=${2:?bundle dir}
@@ -34,9 +35,11 @@ pack() {
   # Injection capture: the library and the PyTorch variants' script live beside fusionscope.
   cp "$build/app/libfusionscope_inject.so" "$build/app/torch_mlp.py" "$dest/bin/" &&
     strip --strip-debug "$dest/bin/libfusionscope_inject.so"
-  # Shared libraries of fusionscope that a bare GPU server may not have (the window system's).
+  # Shared libraries of fusionscope that a bare GPU server may not have (the window system's, and
+  # the trace importer's simdjson and ISA-L).
   ldd "$build/app/fusionscope" | awk '/=> \//{print $3}' |
-    grep -E 'libglfw|libGL|libEGL|libOpenGL|libX|libxcb|libbsd|libmd' | xargs -r cp -L -t "$dest/lib"
+    grep -E 'libglfw|libGL|libEGL|libOpenGL|libX|libxcb|libbsd|libmd|libsimdjson|libisal' |
+    xargs -r cp -L -t "$dest/lib"
   # EGL (headless screenshots on the server's driver) is loaded at run time, so ldd misses it.
   for l in libEGL.so.1 libGLX.so.0 libGL.so.1; do cp -L "/usr/lib/x86_64-linux-gnu/$l" "$dest/lib/"; done
   cp -L /usr/local/cuda/lib64/libcupti.so.13 "$dest/lib/" 2>/dev/null || true

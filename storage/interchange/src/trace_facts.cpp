@@ -71,6 +71,18 @@ void read_header(TorchTrace& trace, const json& header, const NoteFn& note) {
   s.sm_count = small_int(member(*chosen, "numSms"));
 }
 
+void read_own_header(TorchTrace& trace, const json& header) {
+  // Our exports describe the run they came from; the split of its iterations into warm-up and
+  // timed ones is what the steps alone cannot say.
+  const json* own = member(header, "fusionscope");
+  if (own == nullptr || !own->is_object()) return;
+  const auto warmup = as_unsigned(member(*own, "warmup"), 1'000'000);
+  const auto iterations = as_unsigned(member(*own, "iterations"), 1'000'000);
+  if (warmup && iterations && static_cast<int>(*warmup + *iterations) == trace.profiler_steps) {
+    trace.warmup_steps = static_cast<int>(*warmup);
+  }
+}
+
 void summarize_steps(TorchTrace& trace) {
   int64_t first = 0, last = 0;
   int steps = 0;
