@@ -21,4 +21,8 @@ void StoreTraceSink::insert_memops(std::span<const storage::MemopRecord> records
   run_.add_memops(records);
 }
 
+void StoreTraceSink::name_process(uint32_t pid, std::string_view name) {
+  run_.add_process(pid, name);
+}
+
 }  // namespace fusionscope::profiler

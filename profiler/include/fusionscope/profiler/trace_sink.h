@@ -23,6 +23,11 @@ class TraceSink {
   virtual void insert_api_calls(std::span<const storage::ApiCallRecord> records) = 0;
   virtual void insert_ranges(std::span<const storage::RangeRecord> records) = 0;
   virtual void insert_memops(std::span<const storage::MemopRecord> records) = 0;
+  // Names a process whose records carry `pid` (a run of several processes); kept by the store.
+  virtual void name_process(uint32_t pid, std::string_view name) {
+    (void)pid;
+    (void)name;
+  }
 };
 
 // Writes into one run of a session, through the RunWriter that makes it appear whole or not at
@@ -36,6 +41,7 @@ class StoreTraceSink final : public TraceSink {
   void insert_api_calls(std::span<const storage::ApiCallRecord> records) override;
   void insert_ranges(std::span<const storage::RangeRecord> records) override;
   void insert_memops(std::span<const storage::MemopRecord> records) override;
+  void name_process(uint32_t pid, std::string_view name) override;
 
  private:
   storage::RunWriter& run_;
