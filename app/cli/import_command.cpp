@@ -129,6 +129,12 @@ void print_summary(const TorchTrace& trace, const ImportArgs& args, int64_t run_
       static_cast<unsigned long long>(s.driver_calls), static_cast<unsigned long long>(s.cpu_ops),
       static_cast<unsigned long long>(s.user_annotations),
       static_cast<unsigned long long>(s.gpu_annotations));
+  if (s.instants + s.other_events + s.metadata_events > 0) {
+    std::printf("  %llu instant events, %llu events of other categories, %llu metadata events\n",
+                static_cast<unsigned long long>(s.instants),
+                static_cast<unsigned long long>(s.other_events),
+                static_cast<unsigned long long>(s.metadata_events));
+  }
   std::printf(
       "  %llu of %llu kernels linked to their launch, %llu attributed to an operator; "
       "%llu of %llu launch flows linked\n",
@@ -193,37 +199,40 @@ int run_import(const ImportArgs& args) {
     return 130;
   };
 
-  // Read the whole trace before touching any session, so a bad trace changes nothing.
-  TorchTrace trace;
-  try {
-    trace = interchange::read_torch_trace(args.trace, import_options);
-  } catch (const interchange::ImportCancelled&) {
-    return cancelled();
-  } catch (const interchange::InterchangeError& e) {
-    progress.finish();
-    std::fprintf(stderr, "fusionscope import: %s\n", e.what());
-    return 1;
-  }
-
+  // The trace is read and written at once; the run appears in the session only when it is
+  // complete, so a bad trace, an error or Ctrl-C leaves no run (and no session this command
+  // created).
   bool created = false;
   try {
     storage::SessionStore store = [&] {
       if (exists) return storage::SessionStore::open(args.out, storage::OpenMode::kReadWrite);
-      storage::SessionInfo info = trace.session;
+      storage::SessionInfo info;
       info.name = fs::path(args.out).stem().string();
       created = true;
       return storage::SessionStore::create(args.out, info);
     }();
     interchange::WriteOptions options{args.run_name, args.variant};
-    const int64_t run_id = interchange::write_torch_trace(store, trace, options, import_options);
+    const interchange::ImportResult result =
+        interchange::import_torch_trace(args.trace, store, options, import_options);
+    const TorchTrace& trace = result.trace;
+    if (created) {
+      // A session made for this trace describes the trace's machine and date.
+      storage::SessionInfo info = trace.session;
+      info.name = fs::path(args.out).stem().string();
+      if (info.created_utc.empty()) info.created_utc = store.session().created_utc;
+      store.update_session(info);
+    }
     progress.finish();
-    print_summary(trace, args, run_id, args.run_name.empty() ? trace.source_name : args.run_name,
-                  created);
+    print_summary(trace, args, result.run_id,
+                  args.run_name.empty() ? trace.source_name : args.run_name, created);
     return 0;
   } catch (const interchange::ImportCancelled&) {
     const int code = cancelled();
     if (created) remove_session_files(args.out);
     return code;
+  } catch (const interchange::InterchangeError& e) {
+    progress.finish();
+    std::fprintf(stderr, "fusionscope import: %s\n", e.what());
   } catch (const storage::StoreError& e) {
     progress.finish();
     std::fprintf(stderr, "fusionscope import: %s\n", e.what());

@@ -98,7 +98,14 @@ TEST(StoreMigration, V1FileIsMigratedWhenOpenedReadWrite) {
   EXPECT_EQ(old_run.info.state, RunState::kComplete);
   EXPECT_EQ(old_run.info.integrity, Integrity::kVerified);
   EXPECT_TRUE(old_run.processes.empty());
-  for (const KernelRecord& k : old_run.kernels) EXPECT_EQ(k.pid, 0u);  // unknown
+  for (const KernelRecord& k : old_run.kernels) {
+    EXPECT_EQ(k.pid, 0u);  // unknown
+    EXPECT_EQ(k.external_id, 0);
+    EXPECT_EQ(k.extra, kNoString);
+  }
+  for (const RangeRecord& r : old_run.ranges) EXPECT_EQ(r.event_index, -1);
+  EXPECT_TRUE(old_run.threads.empty());
+  EXPECT_TRUE(old_run.extras.empty());
   const RunData d = store.load_run(added);
   ASSERT_EQ(d.kernels.size(), 1u);
   EXPECT_EQ(d.str(d.kernels[0].name), "new kernel");
