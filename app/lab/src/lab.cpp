@@ -3,8 +3,8 @@
 #include <exception>
 #include <utility>
 
+#include "device_description.h"
 #include "fusionscope/lab/hardware_counters.h"
-#include "fusionscope/profiler/device_info.h"
 #include "fusionscope/storage/utc_time.h"
 #include "run_counters.h"
 
@@ -30,7 +30,7 @@ Progress::Stage stage_of(kernels::RunProgress::Phase phase) {
 void describe_session(storage::SessionStore& store, int device) {
   storage::SessionInfo info = store.session();
   if (!info.gpu_name.empty()) return;
-  if (profiler::describe_device(device, info)) store.update_session(info);
+  if (describe_device(device, info)) store.update_session(info);
 }
 
 }  // namespace
