@@ -27,10 +27,19 @@ set(CPACK_PACKAGE_NAME fusionscope)
 set(CPACK_PACKAGE_VENDOR fusionscope)
 set(CPACK_PACKAGE_CONTACT "fusionscope developers")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Desktop profiler for GPU MLPs")
-set(CPACK_PACKAGE_DESCRIPTION
-    "Runs MLP configurations on an NVIDIA GPU in unfused and fused kernel variants, captures every "
-    "kernel and CUDA API call with CUPTI into a session file, and shows timelines, memory "
-    "bandwidth and unfused-vs-fused comparisons. Sessions open on any machine.")
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
+       "Runs MLP configurations on an NVIDIA GPU in unfused and fused kernel variants, captures "
+       "every kernel and CUDA API call with CUPTI into a session file, and shows timelines, "
+       "memory bandwidth and unfused-vs-fused comparisons. Sessions open on any machine.")
+if(FUSIONSCOPE_CUDA)
+  string(APPEND CPACK_PACKAGE_DESCRIPTION
+         " This build uses the CUDA Toolkit's cuBLASLt and CUPTI from ${CUDAToolkit_LIBRARY_DIR}.")
+else()
+  string(APPEND CPACK_PACKAGE_DESCRIPTION
+         " This build is the viewer alone, without CUDA: it cannot capture or run kernels.")
+endif()
+# Debug information stays in the build tree.
+set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # Debian's libraries the binary links, found by dpkg-shlibdeps; the CUDA Toolkit's own libraries

@@ -92,7 +92,7 @@ TEST(CaptureCli, WithoutAGpuSaysWhyAndWritesNothing) {
 TEST(CaptureCli, WithoutCudaCaptureAndCalibrateSayWhyAndWriteNothing) {
   if (FUSIONSCOPE_HAS_CUDA) GTEST_SKIP() << "built with CUDA: capture and calibrate are there";
   const fs::path out = fusionscope::testing::scratch_dir() / "s.fsdb";
-  for (const std::string args :
+  for (const std::string& args :
        {"capture --preset geglu-post --variants eager --out " + out.string(),
         std::string("capture"), "calibrate --session " + out.string()}) {
     const Result r = run(args);
