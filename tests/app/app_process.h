@@ -177,4 +177,108 @@ inline bool wait_for_ui(const std::filesystem::path& file,
   return false;
 }
 
+// Drives the app's window with xdotool and paces every step on what the app says it sees (the
+// probe's `input=` line: the mouse position, held modifiers, letters and buttons), so that a press
+// is never released before a frame has seen it, without sleeping.
+class Driver {
+ public:
+  Driver(const App& app, std::filesystem::path state) : app_(app), state_(std::move(state)) {}
+
+  // The state once `ok` holds (within `seconds`), else the last state read and false.
+  bool wait(const std::function<bool(const UiState&)>& ok, double seconds = 10,
+            UiState* last = nullptr) const {
+    return wait_for_ui(state_, ok, seconds, last ? last : &last_);
+  }
+  const UiState& last() const { return last_; }
+
+  // Moves the pointer to (x, y) in the window and waits for the app to see it there.
+  bool move(int x, int y) const {
+    const std::string at = std::to_string(x) + " " + std::to_string(y);
+    // Two moves: a pointer already resting on the target would send no motion to see.
+    if (!send_input(app_, "mousemove --window %1 " + std::to_string(x + 3) + " " +
+                              std::to_string(y + 2) + " mousemove --window %1 " + at))
+      return false;
+    return wait([&](const UiState& u) { return u.get("input").rfind(at, 0) == 0; });
+  }
+  // Holds `key` (an xdotool key name) until the app sees `seen` among the held keys.
+  bool key_down(const std::string& key, const std::string& seen) const {
+    return send_input(app_, "keydown " + key) &&
+           wait([&](const UiState& u) { return held(u, seen); });
+  }
+  bool key_up(const std::string& key, const std::string& seen) const {
+    return send_input(app_, "keyup " + key) &&
+           wait([&](const UiState& u) { return !held(u, seen); });
+  }
+  // A button pressed and released, each seen by the app.
+  bool click_here(int button = 1) const {
+    const std::string b = "mouse" + std::to_string(button);
+    return send_input(app_, "mousedown " + std::to_string(button)) &&
+           wait([&](const UiState& u) { return held(u, b); }) &&
+           send_input(app_, "mouseup " + std::to_string(button)) &&
+           wait([&](const UiState& u) { return !held(u, b); });
+  }
+  // A click at (x, y), with `modifier` ("ctrl", "shift") held across it.
+  bool click(int x, int y, const std::string& modifier = {}) const {
+    if (!move(x, y)) return false;
+    if (modifier.empty()) return click_here();
+    return key_down(modifier, modifier) && click_here() && key_up(modifier, modifier);
+  }
+  // A click at the centre of a widget the app reported (or `dx` pixels into it). The pointer is
+  // aimed again while the widget moves (a layout settling over the first frames).
+  bool click(const std::string& item, const std::string& modifier = {}, float dx = 0) const {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      UiState s;
+      if (!wait([&](const UiState& u) { return u.has_item(item); }, 10, &s)) return false;
+      int x = 0, y = 0;
+      std::istringstream(s.centre(item, dx)) >> x >> y;
+      if (!move(x, y)) return false;
+      if (!inside(last_, item, x, y)) continue;
+      if (modifier.empty()) return click_here();
+      return key_down(modifier, modifier) && click_here() && key_up(modifier, modifier);
+    }
+    return false;
+  }
+  // A drag with `button` from (x0, y0) to (x1, y1), each step seen by the app.
+  bool drag(int x0, int y0, int x1, int y1, int button = 1) const {
+    const std::string b = "mouse" + std::to_string(button);
+    return move(x0, y0) && send_input(app_, "mousedown " + std::to_string(button)) &&
+           wait([&](const UiState& u) { return held(u, b); }) &&
+           move((x0 + x1) / 2, (y0 + y1) / 2) && move(x1, y1) &&
+           send_input(app_, "mouseup " + std::to_string(button)) &&
+           wait([&](const UiState& u) { return !held(u, b); });
+  }
+  // Wheel steps (button 4 up, 5 down) at the pointer.
+  bool wheel(int steps) const {
+    std::string cmd;
+    for (int i = 0; i < std::abs(steps); ++i) cmd += steps > 0 ? "click 4 " : "click 5 ";
+    return send_input(app_, cmd);
+  }
+  // Text typed into the text field that has the keyboard, once the app says one has it.
+  bool type(const std::string& text) const {
+    return wait([](const UiState& u) { return held(u, "typing"); }) &&
+           send_input(app_, "type --delay 15 '" + text + "'");
+  }
+  // Enter held until `done` holds (a popup closed, a field confirmed), then released.
+  bool enter_until(const std::function<bool(const UiState&)>& done) const {
+    return send_input(app_, "keydown Return") && wait(done) && send_input(app_, "keyup Return");
+  }
+  // A key tapped; the app's key callback sees it (Ctrl+Q, Ctrl+O, Ctrl+F).
+  bool key(const std::string& keys) const { return send_input(app_, "key " + keys); }
+
+ private:
+  static bool inside(const UiState& u, const std::string& item, int x, int y) {
+    if (!u.has_item(item)) return false;
+    const auto& r = u.items.at(item);
+    const float fx = static_cast<float>(x), fy = static_cast<float>(y);
+    return fx >= r[0] && fx < r[0] + r[2] && fy >= r[1] && fy < r[1] + r[3];
+  }
+  static bool held(const UiState& u, const std::string& what) {
+    const std::string input = u.get("input") + " ";
+    return input.find(" " + what + " ") != std::string::npos;
+  }
+  const App& app_;
+  std::filesystem::path state_;
+  mutable UiState last_;
+};
+
 }  // namespace fusionscope::testing

@@ -23,10 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using fusionscope::testing::App;
 using fusionscope::testing::DisplayInputLock;
-using fusionscope::testing::send_input;
-using fusionscope::testing::send_quit;
+using fusionscope::testing::Driver;
 using fusionscope::testing::UiState;
-using fusionscope::testing::wait_for_ui;
 
 std::string describe(const UiState& s) {
   std::string t;
@@ -34,31 +32,23 @@ std::string describe(const UiState& s) {
   return t;
 }
 
-// A click at the centre of a widget the app reported (or `dx` pixels into it), with modifiers
-// held across a frame so ImGui sees them.
-std::string click(const UiState& s, const std::string& item, const std::string& modifier = {},
-                  float dx = 0) {
-  // Two moves: a pointer already resting on the target would send no motion for the app to see.
-  std::istringstream at(s.centre(item, dx));
-  int x = 0, y = 0;
-  at >> x >> y;
-  const std::string move = "mousemove --window %1 " + std::to_string(x + 4) + " " +
-                           std::to_string(y + 3) + " sleep 0.1 mousemove --window %1 " +
-                           std::to_string(x) + " " + std::to_string(y) + " sleep 0.15 ";
-  if (modifier.empty()) return move + "click 1 sleep 0.25 ";
-  return move + "keydown " + modifier + " sleep 0.15 click 1 sleep 0.15 keyup " + modifier +
-         " sleep 0.25 ";
-}
-
-// Enter held across a frame (a press and release between two frames would be lost).
-const char* kEnter = "keydown Return sleep 0.15 keyup Return sleep 0.2 ";
-
 bool png_size(const fs::path& png, int* w, int* h) {
   int channels = 0;
   unsigned char* data = stbi_load(png.c_str(), w, h, &channels, 3);
   if (!data) return false;
   stbi_image_free(data);
   return true;
+}
+
+// Types a path into the file browser's name field (focused when it opens), waits for the app to
+// hold it, and confirms it with Enter.
+void type_path(const Driver& d, const fs::path& path) {
+  ASSERT_TRUE(d.wait([](const UiState& u) { return u.get("popup") == "file browser"; }))
+      << describe(d.last());
+  ASSERT_TRUE(d.type(path.string()));
+  ASSERT_TRUE(d.wait([&](const UiState& u) { return u.get("file_browser.name") == path.string(); }))
+      << describe(d.last());
+  ASSERT_TRUE(d.enter_until([](const UiState& u) { return u.get("popup") != "file browser"; }));
 }
 
 bool wait_for_file(const fs::path& p, double seconds) {
@@ -71,19 +61,12 @@ bool wait_for_file(const fs::path& p, double seconds) {
 }
 
 // File > Export screenshot... (or another File menu item), then the path typed into the file
-// browser.
-void export_window(const App& app, const fs::path& state, const fs::path& png,
+// browser and confirmed with Enter.
+void export_window(const Driver& d, const fs::path& png,
                    const std::string& item = "menu.file.screenshot") {
-  UiState s;
-  ASSERT_TRUE(wait_for_ui(
-      state, [](const UiState& u) { return u.has_item("menu.file"); }, 10, &s));
-  ASSERT_TRUE(send_input(app, click(s, "menu.file")));
-  ASSERT_TRUE(wait_for_ui(
-      state, [&](const UiState& u) { return u.has_item(item); }, 10, &s))
-      << describe(s);
-  // xdotool's `type` takes every argument after it as text: it comes last.
-  ASSERT_TRUE(send_input(app, click(s, item) + "sleep 0.4 type --delay 15 '" + png.string() + "'"));
-  ASSERT_TRUE(send_input(app, std::string("sleep 0.2 ") + kEnter));
+  ASSERT_TRUE(d.click("menu.file"));
+  ASSERT_TRUE(d.click(item)) << describe(d.last());
+  type_path(d, png);
   ASSERT_TRUE(wait_for_file(png, 15)) << "no screenshot at " << png;
 }
 
@@ -96,63 +79,58 @@ TEST(LabGui, OpensASessionComparesTwoSelectedRunsAndExportsTheWindow) {
   const fs::path state = dir / "state.txt";
   App app({}, dir, state);
   ASSERT_TRUE(app.started());
+  Driver d(app, state);
   UiState s;
-  ASSERT_TRUE(wait_for_ui(
-      state, [](const UiState& u) { return u.has("session"); }, 20, &s));
+  ASSERT_TRUE(d.wait([](const UiState& u) { return u.has("session"); }, 20, &s));
 
   // Open it through Ctrl+O and the file browser (its name field has the focus).
-  ASSERT_TRUE(send_input(app, "key ctrl+o sleep 0.5 type --delay 15 '" + session.string() + "'"));
-  ASSERT_TRUE(send_input(app, std::string("sleep 0.2 ") + kEnter));
-  ASSERT_TRUE(wait_for_ui(
-      state, [&](const UiState& u) { return u.get("session") == session.string(); }, 15, &s))
+  ASSERT_TRUE(d.key("ctrl+o"));
+  type_path(d, session);
+  ASSERT_TRUE(
+      d.wait([&](const UiState& u) { return u.get("session") == session.string(); }, 15, &s))
       << describe(s);
 
   // Two runs of the sample: click one, Ctrl-click the other.
   const std::string a = "4", b = "7";
-  ASSERT_TRUE(wait_for_ui(
-      state, [&](const UiState& u) { return u.has_item("runs.row." + b); }, 10, &s));
-  ASSERT_TRUE(send_input(app, click(s, "runs.row." + a, {}, 60)));
-  ASSERT_TRUE(send_input(app, click(s, "runs.row." + b, "ctrl", 60)));
-  ASSERT_TRUE(wait_for_ui(
-      state,
+  ASSERT_TRUE(d.click("runs.row." + a, {}, 60));
+  ASSERT_TRUE(d.click("runs.row." + b, "ctrl", 60));
+  ASSERT_TRUE(d.wait(
       [&](const UiState& u) {
         return u.get("selected") == a + "," + b && u.get("comparison") == a + "," + b;
       },
       10, &s))
       << describe(s);
 
-  ASSERT_TRUE(send_input(app, click(s, "tab.Comparison")));
-  ASSERT_TRUE(wait_for_ui(
-      state, [](const UiState& u) { return u.get("view") == "comparison"; }, 10, &s))
+  ASSERT_TRUE(d.click("tab.Comparison"));
+  ASSERT_TRUE(d.wait([](const UiState& u) { return u.get("view") == "comparison"; }, 10, &s))
       << describe(s);
 
   const fs::path png = dir / "comparison.png";
-  export_window(app, state, png);
+  export_window(d, png);
   int w = 0, h = 0;
   ASSERT_TRUE(png_size(png, &w, &h));
   EXPECT_GE(w, 640);
   EXPECT_GE(h, 400);
-  ASSERT_TRUE(wait_for_ui(
-      state, [](const UiState& u) { return u.get("status").rfind("Saved the window to", 0) == 0; },
-      10, &s))
+  ASSERT_TRUE(
+      d.wait([](const UiState& u) { return u.get("status").rfind("Saved the window to", 0) == 0; },
+             10, &s))
       << describe(s);
   EXPECT_EQ(s.get("comparison"), a + "," + b);  // still the two runs picked
 
   // File > Export view...: the comparison panel alone, cropped out of the window.
   const fs::path view_png = dir / "comparison-view.png";
-  export_window(app, state, view_png, "menu.file.view");
+  export_window(d, view_png, "menu.file.view");
   int vw = 0, vh = 0;
   ASSERT_TRUE(png_size(view_png, &vw, &vh));
   EXPECT_LE(vw, w);
   EXPECT_LT(vh, h);  // the runs table and menu bar are above the panel
   EXPECT_GE(vh, h / 3);
-  ASSERT_TRUE(wait_for_ui(
-      state, [](const UiState& u) { return u.get("status").rfind("Saved the view to", 0) == 0; },
-      10, &s))
+  ASSERT_TRUE(d.wait(
+      [](const UiState& u) { return u.get("status").rfind("Saved the view to", 0) == 0; }, 10, &s))
       << describe(s);
 
   EXPECT_TRUE(app.running());
-  send_quit(app);
+  d.key("ctrl+q");
   EXPECT_EQ(app.wait_exit(15.0), 0);
 }
 
@@ -165,51 +143,48 @@ TEST(LabGui, AnInvalidSizeIsRefusedWithTheReasonAndRunStaysDisabled) {
   const fs::path state = dir / "state.txt";
   App app({session.string()}, dir, state);
   ASSERT_TRUE(app.started());
+  Driver d(app, state);
   UiState s;
-  ASSERT_TRUE(wait_for_ui(
-      state, [](const UiState& u) { return u.has_item("tab.Lab"); }, 20, &s));
-  ASSERT_TRUE(send_input(app, click(s, "tab.Lab")));
-  ASSERT_TRUE(wait_for_ui(
-      state, [](const UiState& u) { return u.get("view") == "lab" && u.has_item("lab.rows"); }, 10,
-      &s))
+  ASSERT_TRUE(d.click("tab.Lab"));
+  ASSERT_TRUE(d.wait(
+      [](const UiState& u) { return u.get("view") == "lab" && u.has_item("lab.rows"); }, 10, &s))
       << describe(s);
   // The post's GeGLU is valid: nothing but (here) the missing GPU stands in the way.
-  EXPECT_EQ(s.get("lab.refusals").find("rows must be positive"), std::string::npos);
+  EXPECT_EQ(s.get("lab.refusal_codes").find("invalid-config"), std::string::npos);
 
   // Click the rows box (its text is selected on activation) and type 0.
-  ASSERT_TRUE(send_input(app, click(s, "lab.rows") + "type --delay 30 0"));
-  ASSERT_TRUE(wait_for_ui(
-      state,
+  ASSERT_TRUE(d.click("lab.rows"));
+  ASSERT_TRUE(d.type("0"));
+  ASSERT_TRUE(d.wait(
       [](const UiState& u) {
-        return u.get("lab.refusals").find("rows must be positive (got 0)") != std::string::npos;
+        return u.get("lab.refusal_codes").find("invalid-config") != std::string::npos;
       },
       10, &s))
       << describe(s);
   EXPECT_EQ(s.get("lab.run_enabled"), "0");
+  EXPECT_NE(s.get("lab.refusals").find("rows must be positive (got 0)"), std::string::npos);
 
   // The picture of the refusal, through the app's own export.
   const fs::path png = dir / "refused.png";
-  export_window(app, state, png);
+  export_window(d, png);
 
   // Back to a valid size: the refusal goes away.
-  ASSERT_TRUE(wait_for_ui(
-      state, [](const UiState& u) { return u.has_item("lab.rows"); }, 10, &s));
-  ASSERT_TRUE(send_input(app, click(s, "lab.rows") + "type --delay 30 4096"));
-  ASSERT_TRUE(wait_for_ui(
-      state,
+  ASSERT_TRUE(d.click("lab.rows"));
+  ASSERT_TRUE(d.type("4096"));
+  ASSERT_TRUE(d.wait(
       [](const UiState& u) {
-        return u.has("lab.refusals") &&
-               u.get("lab.refusals").find("rows must be positive") == std::string::npos;
+        return u.has("lab.refusal_codes") &&
+               u.get("lab.refusal_codes").find("invalid-config") == std::string::npos;
       },
       10, &s))
       << describe(s);
   EXPECT_TRUE(app.running());
-  send_quit(app);
+  d.key("ctrl+q");
   EXPECT_EQ(app.wait_exit(15.0), 0);
 }
 
-// Without a GPU the headless lab says why and still draws the panel; the sample is refused as
-// the session to write; a session is required. Runs where there is no GPU (a CI machine).
+// The headless lab refuses to run without a session to write, into the sample, and (without a
+// GPU) at all, each with its reason.
 TEST(LabHeadless, WithoutAGpuTheRunIsRefusedWithTheReason) {
   const char* display = std::getenv("DISPLAY");
   if (!display || !*display) GTEST_SKIP() << "needs an X display: run under xvfb-run";

@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "fusionscope/lab/sweep.h"
+#include "lab_form_check.h"
 #include "lab_panel.h"
 #include "sample/sample_session.h"
 #include "sample/session_writer.h"
@@ -135,46 +136,105 @@ TEST(SessionEdit, RunsStoredByTheLabArriveInTheOpenSessionInIdOrder) {
   EXPECT_EQ(session->runs.back()->data.info.status, storage::RunStatus::kOk);
 }
 
+// A GPU as the probe would describe one, for checking forms without a device.
+lab::DeviceFacts h100() {
+  lab::DeviceFacts gpu;
+  gpu.available = true;
+  gpu.name = "NVIDIA H100 80GB HBM3";
+  gpu.total_bytes = gpu.free_bytes = uint64_t{80} << 30;
+  return gpu;
+}
+
 TEST(LabPanel, RunningIntoTheSampleOffersANewSessionInstead) {
   AppState app;
   ASSERT_TRUE(open_session_file(app, FUSIONSCOPE_SAMPLE));
-  std::vector<std::string> refusals;
-  std::optional<lab::LabRequest> request = lab_request(app.lab, &refusals);
-  ASSERT_TRUE(request.has_value());
-  EXPECT_TRUE(refusals.empty());
+  const LabFormCheck check = check_lab_form(app.lab, h100());
+  ASSERT_TRUE(check.request.has_value());
+  EXPECT_TRUE(check.refusals.empty()) << lab::messages(check.refusals);
   // geglu-post in every variant that applies: fully-fused does not.
-  EXPECT_EQ(request->job.runs.size(), 4u);
-  start_lab_run(app, std::move(*request));
+  EXPECT_EQ(check.request->job.runs.size(), 4u);
+  start_lab_run(app, *check.request);
   EXPECT_TRUE(app.edit.pending.offer_requested);
   EXPECT_TRUE(app.edit.pending.request.has_value());
   EXPECT_NE(app.edit.pending.why_read_only.find("read-only"), std::string::npos);
   EXPECT_FALSE(app.lab.controller->busy());
 }
 
-TEST(LabPanel, InvalidSizesAreRefusedWithTheReason) {
+TEST(LabPanel, RefusalsCarryTheirCodes) {
+  using lab::RefusalCode;
   AppState app;
   app.lab.form.rows = 0;
-  std::vector<std::string> refusals;
-  EXPECT_FALSE(lab_request(app.lab, &refusals).has_value());
-  ASSERT_EQ(refusals.size(), 1u);
-  EXPECT_NE(refusals[0].find("rows must be positive"), std::string::npos) << refusals[0];
+  LabFormCheck check = check_lab_form(app.lab, h100());
+  EXPECT_FALSE(check.request.has_value());
+  EXPECT_FALSE(check.config.has_value());
+  ASSERT_EQ(check.refusals.size(), 1u);
+  EXPECT_EQ(check.refusals[0].code, RefusalCode::kInvalidConfig);
+  EXPECT_NE(check.refusals[0].message.find("rows must be positive"), std::string::npos);
 
+  // Without the probe's answer the request is built but waits for it.
   app.lab.form.rows = 8192;
+  check = check_lab_form(app.lab, std::nullopt);
+  EXPECT_TRUE(check.request.has_value());
+  ASSERT_EQ(check.refusals.size(), 1u);
+  EXPECT_EQ(check.refusals[0].code, RefusalCode::kProbing);
+
+  // Without a device: viewing only, and a bad size is still named.
+  lab::DeviceFacts none;
+  none.reason = "no driver";
   app.lab.form.hidden = 3001;
-  update_lab_rows(app);
-  ASSERT_FALSE(app.lab.refusals.empty());
-  EXPECT_NE(app.lab.refusals[0].find("multiple of 8"), std::string::npos);
-  EXPECT_FALSE(app.lab.run_enabled);
-  EXPECT_NE(ui_probe_text(app).find("lab.refusals=" + app.lab.refusals[0]), std::string::npos);
-  EXPECT_NE(ui_probe_text(app).find("lab.run_enabled=0"), std::string::npos);
+  check = check_lab_form(app.lab, none);
+  EXPECT_TRUE(lab::has(check.refusals, RefusalCode::kInvalidConfig));
+  EXPECT_TRUE(lab::has(check.refusals, RefusalCode::kNoDevice));
 
   app.lab.form.hidden = 3072;
+  app.lab.iterations = 0;
+  app.lab.warmup = -1;
+  check = check_lab_form(app.lab, h100());
+  EXPECT_TRUE(lab::has(check.refusals, RefusalCode::kIterations));
+  EXPECT_TRUE(lab::has(check.refusals, RefusalCode::kWarmup));
+  app.lab.iterations = 20;
+  app.lab.warmup = 5;
+
+  app.lab.variants = {false, false, false, false, true};  // fully-fused alone: not for GeGLU
+  check = check_lab_form(app.lab, h100());
+  ASSERT_EQ(check.refusals.size(), 1u);
+  EXPECT_EQ(check.refusals[0].code, RefusalCode::kNoVariant);
+  app.lab.variants = {true, true, true, true, true};
+
   app.lab.sweep_on = true;
   app.lab.sweep.from = 8192;
   app.lab.sweep.to = 256;
-  refusals.clear();
-  EXPECT_FALSE(lab_request(app.lab, &refusals).has_value());
-  EXPECT_NE(refusals.at(0).find("must go up"), std::string::npos);
+  check = check_lab_form(app.lab, h100());
+  EXPECT_FALSE(check.request.has_value());
+  EXPECT_TRUE(lab::has(check.refusals, RefusalCode::kSweep));
+  EXPECT_NE(check.refusals.at(0).message.find("must go up"), std::string::npos);
+}
+
+TEST(LabPanel, TheFormIsCheckedOncePerEditAndTheProbeSaysTheCodes) {
+  AppState app;
+  app.lab.form.hidden = 3001;
+  update_lab_rows(app);
+  const std::string key = app.lab.check_key;
+  ASSERT_FALSE(app.lab.check.refusals.empty());
+  EXPECT_EQ(app.lab.check.refusals[0].code, lab::RefusalCode::kInvalidConfig);
+  EXPECT_FALSE(app.lab.run_enabled);
+  // A frame with nothing edited keeps the check it has.
+  app.lab.check.refusals.push_back({lab::RefusalCode::kSweep, "marker"});
+  update_lab_rows(app);
+  EXPECT_EQ(app.lab.check_key, key);
+  EXPECT_TRUE(lab::has(app.lab.check.refusals, lab::RefusalCode::kSweep));
+  // An edit checks again.
+  app.lab.form.hidden = 3072;
+  update_lab_rows(app);
+  EXPECT_NE(app.lab.check_key, key);
+  EXPECT_FALSE(lab::has(app.lab.check.refusals, lab::RefusalCode::kInvalidConfig));
+  EXPECT_FALSE(lab::has(app.lab.check.refusals, lab::RefusalCode::kSweep));
+  app.lab.form.hidden = 3001;
+  update_lab_rows(app);
+  const std::string probe = ui_probe_text(app);
+  EXPECT_NE(probe.find("lab.refusal_codes=invalid-config"), std::string::npos) << probe;
+  EXPECT_NE(probe.find("lab.refusals=" + app.lab.check.refusals[0].message), std::string::npos);
+  EXPECT_NE(probe.find("lab.run_enabled=0"), std::string::npos);
 }
 
 TEST(LabPanel, TheGuessSitsNextToTheSamplesMeasuredRuns) {
@@ -277,9 +337,8 @@ TEST(LabPanel, FinishedRunsLandInTheOpenSessionWhileTheJobRunsAndTheViewsFollow)
   app.lab.iterations = 1;
   app.lab.warmup = 0;
   update_lab_rows(app);
-  EXPECT_TRUE(app.lab.run_enabled) << (app.lab.refusals.empty() ? "" : app.lab.refusals[0]);
-  std::vector<std::string> refusals;
-  auto request = lab_request(app.lab, &refusals);
+  EXPECT_TRUE(app.lab.run_enabled) << lab::messages(app.lab.check.refusals);
+  std::optional<lab::LabRequest> request = app.lab.check.request;
   ASSERT_TRUE(request.has_value());
   request->job.iterations = 20;  // 100 ms a run: the app sees the job under way
   start_lab_run(app, std::move(*request));

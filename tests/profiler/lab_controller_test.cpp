@@ -141,8 +141,15 @@ TEST(LabController, RunsAJobIntoTheSessionAndHandsOverTheFinishedRuns) {
 }
 
 TEST(LabController, RefusesBadRequestsBeforeAnythingRuns) {
-  Fixture f = make(fake_gpu(uint64_t{64} << 20));  // 64 MiB free
+  const DeviceFacts gpu = fake_gpu(uint64_t{64} << 20);  // 64 MiB free
+  Fixture f = make(gpu);
   const auto path = new_session("refused.fsdb");
+  // The code of the only refusal of a request.
+  auto code = [&](const LabRequest& r) {
+    const std::vector<Refusal> refusals = check_request(r, gpu);
+    EXPECT_EQ(refusals.size(), 1u) << messages(refusals);
+    return refusals.empty() ? RefusalCode::kProbing : refusals.front().code;
+  };
   auto refusal = [&](LabRequest r) {
     std::string why;
     EXPECT_FALSE(f.controller->start(path, std::move(r), &why));
@@ -151,26 +158,32 @@ TEST(LabController, RefusesBadRequestsBeforeAnythingRuns) {
   LabRequest zero = geglu_request({Variant::kEager});
   zero.job.runs[0].config.rows = 0;
   EXPECT_NE(refusal(zero).find("rows must be positive"), std::string::npos);
+  EXPECT_EQ(code(zero), RefusalCode::kInvalidConfig);
 
   LabRequest odd = geglu_request({Variant::kEager});
   odd.job.runs[0].config.widths[1] = 3000 + 1;
   EXPECT_NE(refusal(odd).find("multiple of 8"), std::string::npos);
+  EXPECT_EQ(code(odd), RefusalCode::kInvalidConfig);
 
   // The post's GeGLU needs more than 64 MiB.
   EXPECT_NE(refusal(geglu_request({Variant::kEager})).find("of device memory"), std::string::npos);
+  EXPECT_EQ(code(geglu_request({Variant::kEager})), RefusalCode::kDeviceMemory);
 
   LabRequest unsupported;
   unsupported.job.runs = {{*kernels::find_preset("linear-post"), Variant::kGatedGemm}};
   EXPECT_NE(refusal(unsupported).find("gated-gemm: applies to gated MLPs only"), std::string::npos);
+  EXPECT_EQ(code(unsupported), RefusalCode::kInvalidConfig);
 
   LabRequest none = geglu_request({});
   EXPECT_NE(refusal(none).find("at least one variant"), std::string::npos);
+  EXPECT_EQ(code(none), RefusalCode::kNoVariant);
 
   LabRequest iters = geglu_request({Variant::kEager});
   iters.job.runs[0].config.widths = {64, 64};
   iters.job.runs[0].config.rows = 64;
   iters.job.iterations = 0;
   EXPECT_NE(refusal(iters).find("Timed iterations"), std::string::npos);
+  EXPECT_EQ(code(iters), RefusalCode::kIterations);
 
   EXPECT_EQ(f.executor->calls.load(), 0);
   EXPECT_TRUE(storage::SessionStore::open(path).runs().empty());
@@ -184,13 +197,18 @@ TEST(LabController, WithoutAGpuItIsViewingOnly) {
   small.job.runs[0].config.rows = 64;
   const auto refusals = check_request(small, none);
   ASSERT_EQ(refusals.size(), 1u);
-  EXPECT_EQ(refusals[0], "no CUDA device: viewing only (CUDA driver version is insufficient)");
+  EXPECT_EQ(refusals[0].code, RefusalCode::kNoDevice);
+  EXPECT_EQ(refusals[0].message,
+            "no CUDA device: viewing only (CUDA driver version is insufficient)");
   std::string why;
   EXPECT_FALSE(f.controller->start(new_session("nogpu.fsdb"), small, &why));
-  EXPECT_EQ(why, refusals[0]);
+  EXPECT_EQ(why, refusals[0].message);
   // Sizes are still checked, without a memory bound.
   small.job.runs[0].config.rows = -5;
-  EXPECT_EQ(check_request(small, none).size(), 2u);
+  const auto both = check_request(small, none);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].code, RefusalCode::kInvalidConfig);
+  EXPECT_EQ(both[1].code, RefusalCode::kNoDevice);
 }
 
 TEST(LabController, CancelStopsTheRunInProgressAndSkipsTheRest) {

@@ -152,7 +152,8 @@ TEST(LabLiveGpu, AConfigurationTooLargeForThisGpuIsRefusedBeforeAnythingRuns) {
   request.job.runs = {{huge, Variant::kEager}};
   const auto refusals = check_request(request, device);
   ASSERT_EQ(refusals.size(), 1u);
-  EXPECT_NE(refusals[0].find("of device memory"), std::string::npos) << refusals[0];
+  EXPECT_EQ(refusals[0].code, RefusalCode::kDeviceMemory) << refusals[0].message;
+  EXPECT_NE(refusals[0].message.find("of device memory"), std::string::npos) << refusals[0].message;
   std::string why;
   EXPECT_FALSE(controller->start(new_session("huge.fsdb"), request, &why));
 }

@@ -10,35 +10,41 @@ namespace {
 
 using storage::RunStatus;
 
-void add_unique(std::vector<std::string>& out, std::string message) {
-  if (std::find(out.begin(), out.end(), message) == out.end()) out.push_back(std::move(message));
-}
-
 }  // namespace
 
-std::vector<std::string> check_request(const LabRequest& request, const DeviceFacts& device) {
-  std::vector<std::string> refusals;
+std::vector<Refusal> check_request(const LabRequest& request, const DeviceFacts& device) {
+  std::vector<Refusal> refusals;
   const CaptureJob& job = request.job;
   if (job.runs.empty())
-    add_unique(refusals, "Choose at least one variant that applies to this configuration.");
+    add_refusal(refusals, RefusalCode::kNoVariant,
+                "Choose at least one variant that applies to this configuration.");
   if (job.iterations < 1 || job.iterations > 1000000)
-    add_unique(refusals, "Timed iterations must be between 1 and 1,000,000 (got " +
-                             std::to_string(job.iterations) + ").");
+    add_refusal(refusals, RefusalCode::kIterations,
+                "Timed iterations must be between 1 and 1,000,000 (got " +
+                    std::to_string(job.iterations) + ").");
   if (job.warmup < 0 || job.warmup > 100000)
-    add_unique(refusals, "Warm-up iterations must be between 0 and 100,000 (got " +
-                             std::to_string(job.warmup) + ").");
-  const std::optional<uint64_t> free_bytes =
-      device.available ? std::optional<uint64_t>(device.free_bytes) : std::nullopt;
+    add_refusal(refusals, RefusalCode::kWarmup,
+                "Warm-up iterations must be between 0 and 100,000 (got " +
+                    std::to_string(job.warmup) + ").");
   for (const RunSpec& spec : job.runs) {
+    // The configuration first; then, on a device, whether it fits in its free memory.
     try {
-      kernels::validate(spec.config, spec.variant, free_bytes);
+      kernels::validate(spec.config, spec.variant, std::nullopt);
     } catch (const kernels::ConfigError& e) {
-      add_unique(refusals, e.what());
+      add_refusal(refusals, RefusalCode::kInvalidConfig, e.what());
+      continue;
+    }
+    if (!device.available) continue;
+    try {
+      kernels::validate(spec.config, spec.variant, device.free_bytes);
+    } catch (const kernels::ConfigError& e) {
+      add_refusal(refusals, RefusalCode::kDeviceMemory, e.what());
     }
   }
   if (!device.available)
-    add_unique(refusals, "no CUDA device: viewing only" +
-                             (device.reason.empty() ? std::string() : " (" + device.reason + ")"));
+    add_refusal(refusals, RefusalCode::kNoDevice,
+                "no CUDA device: viewing only" +
+                    (device.reason.empty() ? std::string() : " (" + device.reason + ")"));
   return refusals;
 }
 
@@ -119,12 +125,8 @@ bool LabController::start(const std::filesystem::path& session, LabRequest reque
   if (busy()) return refuse("a job is already running; wait for it or cancel it");
   const std::optional<DeviceFacts> dev = device();
   if (!dev) return refuse("the GPU is still being probed; try again in a moment");
-  const std::vector<std::string> refusals = check_request(request, *dev);
-  if (!refusals.empty()) {
-    std::string all;
-    for (const std::string& r : refusals) all += (all.empty() ? "" : "\n") + r;
-    return refuse(all);
-  }
+  const std::vector<Refusal> refusals = check_request(request, *dev);
+  if (!refusals.empty()) return refuse(messages(refusals));
   if (worker_.joinable()) worker_.join();  // the previous job has ended
   {
     std::lock_guard lock(mutex_);

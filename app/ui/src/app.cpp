@@ -272,7 +272,9 @@ void draw_status_bar(AppState& app, float height) {
 
 void draw_popups(AppState& app) {
   fs::path chosen;
-  if (draw_file_browser(app.file_browser, chosen)) {
+  const bool confirmed = draw_file_browser(app.file_browser, chosen);
+  if (app.file_browser.visible) app.probe.open_popup = "file browser";
+  if (confirmed) {
     if (app.file_browser.purpose == "open") open_session_file(app, chosen);
     if (app.file_browser.purpose == "screenshot" || app.file_browser.purpose == "screenshot-view") {
       app.pending_screenshot = chosen.string();

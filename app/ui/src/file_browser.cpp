@@ -92,8 +92,10 @@ bool draw_file_browser(FileBrowserState& s, fs::path& chosen) {
       ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f),
       ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   bool confirmed = false;
+  s.visible = false;
   if (!ImGui::BeginPopupModal(popup_id.c_str(), nullptr, ImGuiWindowFlags_NoSavedSettings))
     return false;
+  s.visible = true;
 
   // Directory line: parent button and an editable path.
   if (ImGui::Button("Up") && s.dir.has_parent_path()) change_dir(s, s.dir.parent_path());

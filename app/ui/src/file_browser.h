@@ -27,7 +27,8 @@ struct FileBrowserState {
   int selected = -1;
   char file_name[256] = {};
   char dir_input[1024] = {};
-  std::string purpose;  // what the caller does with the result ("open", "screenshot")
+  std::string purpose;   // what the caller does with the result ("open", "screenshot")
+  bool visible = false;  // drawn in the last frame
 };
 
 // Asks the popup to open on the next frame in `start_dir` (the current directory when empty).

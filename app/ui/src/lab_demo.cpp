@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fusionscope/lab/job_file.h"
+#include "lab_form_check.h"
 #include "lab_panel.h"
 #include "view_registry.h"
 
@@ -72,18 +73,16 @@ int run_lab_frames(AppState& app, const ScreenshotOptions& o, const std::functio
   ensure_lab_controller(app);
   const std::shared_ptr<lab::LabController> controller = app.lab.controller;
   const lab::DeviceFacts device = controller->wait_for_device();
-  std::vector<std::string> refusals;
-  std::optional<lab::LabRequest> request = lab_request(app.lab, &refusals);
-  if (request)
-    for (std::string& r : lab::check_request(*request, device)) refusals.push_back(std::move(r));
-  if (!refusals.empty()) {
+  const LabFormCheck check = check_lab_form(app.lab, device);
+  if (!check.refusals.empty() || !check.request) {
     // The picture shows the refusal as the panel does.
     for (int i = 0; i < std::max(o.frames, 3); ++i) frame();
     capture(o.out_path);
-    for (const std::string& r : refusals)
-      std::fprintf(stderr, "fusionscope screenshot: the lab refuses: %s\n", r.c_str());
+    for (const lab::Refusal& r : check.refusals)
+      std::fprintf(stderr, "fusionscope screenshot: the lab refuses: %s\n", r.message.c_str());
     return 1;
   }
+  const std::optional<lab::LabRequest>& request = check.request;
 
   // Half-way, the worker waits at the start of a run (between runs, so no timing is touched)
   // until the picture of the job in progress is taken.
@@ -112,7 +111,7 @@ int run_lab_frames(AppState& app, const ScreenshotOptions& o, const std::functio
     hold->cv.notify_all();
   };
 
-  start_lab_run(app, std::move(*request));
+  start_lab_run(app, *request);
   if (!app.lab.start_error.empty() || !controller->busy()) {
     release();
     std::fprintf(stderr, "fusionscope screenshot: the lab did not start: %s\n",

@@ -6,6 +6,7 @@
 
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/kernels/plan.h"
+#include "lab_form_check.h"
 #include "session_edit.h"
 #include "ui_probe.h"
 #include "view_registry.h"
@@ -19,36 +20,6 @@ using analysis::format_bytes;
 using analysis::format_duration;
 using analysis::format_flops;
 using kernels::Variant;
-
-// A short name for a configuration made in the panel: "gated 8192x768x3072 gelu-tanh bf16".
-std::string compact_name(const kernels::MlpConfig& c) {
-  std::string s = std::string(kernels::to_string(c.kind)) + " " + std::to_string(c.rows);
-  for (int64_t w : c.widths) s += "x" + std::to_string(w);
-  if (c.bias) s += " bias";
-  if (c.activation != kernels::Activation::kNone)
-    s += " " + std::string(kernels::to_string(c.activation));
-  return s + " " + std::string(kernels::to_string(c.dtype));
-}
-
-// The configuration the form makes, named after the preset it equals, else after its shape.
-kernels::MlpConfig named_config(const lab::LabForm& form) {
-  kernels::MlpConfig c = lab::to_config(form);
-  for (const auto& p : kernels::presets())
-    if (analysis::same_workload(p.config, c)) {
-      c.name = p.name;
-      return c;
-    }
-  c.name = compact_name(c);
-  return c;
-}
-
-std::vector<Variant> chosen_variants(const LabPanelState& s) {
-  std::vector<Variant> out;
-  const std::vector<Variant> all = kernels::all_variants();
-  for (size_t i = 0; i < all.size() && i < s.variants.size(); ++i)
-    if (s.variants[i]) out.push_back(all[i]);
-  return out;
-}
 
 std::optional<analysis::DevicePeaks> device_peaks(const LabPanelState& s) {
   if (!s.controller) return std::nullopt;
@@ -239,7 +210,9 @@ void draw_variants(AppState& app, const kernels::MlpConfig* config) {
   for (size_t i = 0; i < all.size(); ++i) {
     std::string why;
     const bool ok = config && kernels::supports(*config, all[i], &why);
-    if (!config) why = s.refusals.empty() ? "the configuration is not valid" : s.refusals.front();
+    if (!config)
+      why = s.check.refusals.empty() ? "the configuration is not valid"
+                                     : s.check.refusals.front().message;
     if (i % 3 != 0)
       ImGui::SameLine(ImGui::GetFontSize() * (1.0f + 9.5f * static_cast<float>(i % 3)));
     if (!ok) ImGui::BeginDisabled();
@@ -319,32 +292,18 @@ void draw_sweep_options(AppState& app, const kernels::MlpConfig* config) {
     ImGui::InputInt("##sweep_steps", &s.sweep.steps, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
     if (s.sweep.steps == 0) s.sweep.steps = 1;  // 0 would switch back to doubling
   }
-  try {
-    const std::vector<int64_t> points = lab::sweep_points(s.sweep);
-    std::string text = std::to_string(points.size()) + " points:";
-    for (size_t i = 0; i < points.size(); ++i) {
-      if (points.size() > 8 && i == 3) {
-        text += " ...";
-        i = points.size() - 3;
-      }
-      text += " " + std::to_string(points[i]);
+  const std::vector<int64_t>& points = s.check.sweep_points;
+  if (points.empty()) return;  // the refusal below says why
+  std::string text = std::to_string(points.size()) + " points:";
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (points.size() > 8 && i == 3) {
+      text += " ...";
+      i = points.size() - 3;
     }
-    if (config) {
-      size_t runs = 0;
-      for (Variant v : chosen_variants(s)) {
-        try {
-          runs += kernels::supports(lab::with_size(*config, s.sweep.size, points.front()), v)
-                      ? points.size()
-                      : 0;
-        } catch (const kernels::ConfigError&) {
-        }
-      }
-      text += "  (" + std::to_string(runs) + " runs)";
-    }
-    ImGui::TextDisabled("%s", text.c_str());
-  } catch (const kernels::ConfigError&) {
-    // The refusal below says why.
+    text += " " + std::to_string(points[i]);
   }
+  if (config) text += "  (" + std::to_string(s.check.sweep_runs) + " runs)";
+  ImGui::TextDisabled("%s", text.c_str());
 }
 
 float progress_fraction(const lab::LabStatus& st) {
@@ -379,9 +338,9 @@ float progress_fraction(const lab::LabStatus& st) {
 void draw_run_controls(AppState& app) {
   LabPanelState& s = app.lab;
   const float em = ImGui::GetFontSize();
-  for (const std::string& r : s.refusals) {
+  for (const lab::Refusal& r : s.check.refusals) {
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(app.theme.bad, "%s", r.c_str());
+    ImGui::TextColored(app.theme.bad, "%s", r.message.c_str());
     ImGui::PopTextWrapPos();
   }
   const lab::LabStatus st = s.controller ? s.controller->status() : lab::LabStatus{};
@@ -432,11 +391,7 @@ void draw_run_controls(AppState& app) {
         ImGui::PopTextWrapPos();
       }
   }
-  if (run) {
-    std::vector<std::string> refusals;
-    if (std::optional<lab::LabRequest> request = lab_request(s, &refusals))
-      start_lab_run(app, std::move(*request));
-  }
+  if (run && s.check.request) start_lab_run(app, *s.check.request);
 }
 
 void draw_config_column(AppState& app, const kernels::MlpConfig* config) {
@@ -610,9 +565,9 @@ void draw_results_column(AppState& app, const kernels::MlpConfig* config) {
   if (!config) {
     ImGui::Spacing();
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(
-        theme.bad, "Nothing to guess: %s",
-        s.refusals.empty() ? "the configuration is not valid" : s.refusals.front().c_str());
+    ImGui::TextColored(theme.bad, "Nothing to guess: %s",
+                       s.check.refusals.empty() ? "the configuration is not valid"
+                                                : s.check.refusals.front().message.c_str());
     ImGui::PopTextWrapPos();
     return;
   }
@@ -699,57 +654,18 @@ void ensure_lab_controller(AppState& app) {
   if (!app.lab.controller) app.lab.controller = lab::make_lab_controller();
 }
 
-std::optional<lab::LabRequest> lab_request(const LabPanelState& s,
-                                           std::vector<std::string>* refusals) {
-  auto refuse = [&](std::string message) -> std::optional<lab::LabRequest> {
-    if (refusals) refusals->push_back(std::move(message));
-    return std::nullopt;
-  };
-  kernels::MlpConfig config;
-  try {
-    config = named_config(s.form);
-  } catch (const kernels::ConfigError& e) {
-    return refuse(e.what());
-  }
-  lab::LabRequest r;
-  r.job.warmup = s.warmup;
-  r.job.iterations = s.iterations;
-  r.job.cuda_graph = s.graph;
-  r.job.verify = s.verify;
-  const std::vector<Variant> variants = chosen_variants(s);
-  if (s.sweep_on) {
-    try {
-      r.sweep = lab::plan_sweep(config, variants, s.sweep);
-    } catch (const kernels::ConfigError& e) {
-      return refuse(e.what());
-    }
-    r.job.runs = r.sweep->runs;
-  } else {
-    r.job.runs = lab::expand({config}, variants);
-    if (r.job.runs.empty()) {
-      // Say why rather than "choose a variant": the shape may be what is wrong.
-      try {
-        kernels::validate_shape(config);
-      } catch (const kernels::ConfigError& e) {
-        return refuse(e.what());
-      }
-    }
-  }
-  return r;
-}
-
 void update_lab_rows(AppState& app) {
   LabPanelState& s = app.lab;
-  std::optional<kernels::MlpConfig> config;
-  std::vector<std::string> refusals;
-  try {
-    config = named_config(s.form);
-  } catch (const kernels::ConfigError& e) {
-    refusals.push_back(e.what());
-  }
-  const std::optional<analysis::DevicePeaks> dev = device_peaks(s);
   const std::optional<lab::DeviceFacts> facts =
       s.controller ? s.controller->device() : std::optional<lab::DeviceFacts>();
+  // The form is checked again only when something it depends on changed.
+  std::string form_key = lab_form_key(s, facts);
+  if (form_key != s.check_key) {
+    s.check = check_lab_form(s, facts);
+    s.check_key = std::move(form_key);
+  }
+  const std::optional<kernels::MlpConfig>& config = s.check.config;
+  const std::optional<analysis::DevicePeaks> dev = device_peaks(s);
 
   std::string key = config ? kernels::to_json(*config) : std::string("invalid");
   for (bool v : s.variants) key += v ? '1' : '0';
@@ -782,27 +698,10 @@ void update_lab_rows(AppState& app) {
       s.rows.push_back(std::move(row));
     }
   }
-
-  // The refusals are cheap and follow the iteration counts, the sweep and the device too.
-  if (std::optional<lab::LabRequest> request = lab_request(s, &refusals)) {
-    if (facts) {
-      for (std::string& r : lab::check_request(*request, *facts)) refusals.push_back(std::move(r));
-    } else {
-      refusals.push_back("probing the GPU...");
-    }
-  } else if (facts && !facts->available) {
-    // What else stands in the way, in the words check_request() uses.
-    for (std::string& r : lab::check_request({}, *facts))
-      if (r.rfind("no CUDA device", 0) == 0) refusals.push_back(std::move(r));
-  }
-  std::vector<std::string> unique;
-  for (std::string& r : refusals)
-    if (std::find(unique.begin(), unique.end(), r) == unique.end()) unique.push_back(std::move(r));
-  s.refusals = std::move(unique);
   const bool busy = s.controller && s.controller->busy();
-  s.run_enabled = s.refusals.empty() && !busy;
-  s.run_disabled_reason =
-      busy ? "a job is running" : (s.refusals.empty() ? "" : s.refusals.front());
+  s.run_enabled = s.check.refusals.empty() && s.check.request && !busy;
+  s.run_disabled_reason = busy ? "a job is running"
+                               : (s.check.refusals.empty() ? "" : s.check.refusals.front().message);
 }
 
 void start_lab_run(AppState& app, lab::LabRequest request) {
@@ -855,7 +754,8 @@ void sync_lab(AppState& app) {
   if (!here) return;
   try {
     load_runs_into(*app.session, {});  // the header (GPU) and properties (sweeps)
-  } catch (const std::exception&) {
+  } catch (const storage::StoreError& e) {
+    app.status = "Lab: " + st.summary() + "; cannot read the session's header: " + e.what();
   }
   focus_job_runs(app, st.run_ids);
   if (!st.sweep_key.empty()) {
@@ -867,13 +767,7 @@ void sync_lab(AppState& app) {
 void draw_lab_panel(AppState& app) {
   ensure_lab_controller(app);
   update_lab_rows(app);
-  std::optional<kernels::MlpConfig> config;
-  try {
-    config = named_config(app.lab.form);
-    kernels::validate_shape(*config);
-  } catch (const kernels::ConfigError&) {
-    config.reset();
-  }
+  const std::optional<kernels::MlpConfig>& config = app.lab.check.config;
   const float em = ImGui::GetFontSize();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float left_w = std::min(em * 30, avail.x * 0.45f);

@@ -20,15 +20,12 @@ void sync_lab(AppState& app);
 
 void draw_lab_panel(AppState& app);
 
-// The request the panel describes; what cannot be built is added to *refusals.
-std::optional<lab::LabRequest> lab_request(const LabPanelState& lab,
-                                           std::vector<std::string>* refusals);
-
 // Starts the request in the open session; when the session cannot be written (the sample, a
 // read-only file) or none is open, keeps it and offers a new session or a copy first.
 void start_lab_run(AppState& app, lab::LabRequest request);
 
-// Recomputes the panel's refusals, predictions and measured rows when their inputs changed.
+// Checks the form again when it changed (lab_form_check.h) and recomputes the predictions and
+// measured rows when their inputs changed.
 void update_lab_rows(AppState& app);
 
 }  // namespace fusionscope::ui

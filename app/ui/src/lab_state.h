@@ -13,6 +13,7 @@
 #include "fusionscope/analysis/prediction.h"
 #include "fusionscope/lab/lab_controller.h"
 #include "fusionscope/lab/lab_form.h"
+#include "fusionscope/lab/refusal.h"
 #include "fusionscope/lab/sweep.h"
 
 namespace fusionscope::ui {
@@ -26,6 +27,16 @@ struct LabVariantRow {
   std::optional<analysis::VariantPrediction> prediction;
   std::optional<analysis::VariantOutcome> outcome;  // empty: no run of it in the session yet
   std::string run_name;
+};
+
+// The form checked once per edit (lab_form_check.h).
+struct LabFormCheck {
+  // The configuration the form makes, named after the preset it equals, when its shape is valid.
+  std::optional<kernels::MlpConfig> config;
+  std::optional<lab::LabRequest> request;  // what Run would start, when it can be built
+  std::vector<lab::Refusal> refusals;      // why Run is disabled; empty: it can run
+  std::vector<int64_t> sweep_points;       // the sweep's sizes, when it is on and valid
+  size_t sweep_runs = 0;                   // runs the sweep makes in the chosen variants
 };
 
 struct LabPanelState {
@@ -45,8 +56,9 @@ struct LabPanelState {
   bool job_seen_done = true;      // the end of the last job has been taken into the views
   std::string start_error;        // why the last Run did not start
 
-  // Derived each frame (or when their inputs change), shown and dumped for tests.
-  std::vector<std::string> refusals;
+  // Derived when their inputs change, shown and dumped for tests.
+  LabFormCheck check;
+  std::string check_key;  // lab_form_key() of the form `check` was made from
   std::vector<LabVariantRow> rows;
   analysis::PredictionPeaks peaks;
   std::string cache_key;

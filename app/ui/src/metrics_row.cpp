@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <span>
 
+#include "chart.h"
 #include "fusionscope/analysis/format.h"
 
 namespace fusionscope::ui {
@@ -70,19 +71,6 @@ float y_of(const RowGeometry& geo, double value, double full_scale) {
   return bottom - static_cast<float>(f) * (bottom - top);
 }
 
-// The row's scale, then its series' names in their colours.
-void row_caption(ImDrawList* draw, const RowGeometry& geo, const std::string& scale,
-                 const char* first, ImU32 first_colour, const char* second, ImU32 second_colour,
-                 const Theme& theme) {
-  ImVec2 p(geo.x0 + 4 * theme.scale, geo.y0 + 2 * theme.scale);
-  const float gap = ImGui::CalcTextSize("   ").x;
-  draw->AddText(p, theme.gutter_text_dim, scale.c_str());
-  p.x += ImGui::CalcTextSize(scale.c_str()).x + gap;
-  draw->AddText(p, first_colour | IM_COL32_A_MASK, first);
-  p.x += ImGui::CalcTextSize(first).x + gap;
-  draw->AddText(p, second_colour | IM_COL32_A_MASK, second);
-}
-
 }  // namespace
 
 std::vector<MetricsRow> metrics_rows(const analysis::PmSeries& series) {
@@ -115,9 +103,6 @@ void draw_metrics_row(ImDrawList* draw, const RowGeometry& geo, MetricsRow row,
     for_each_step(geo, series.dram_read, [&](float a, float b, double v) {
       draw->AddRectFilled(ImVec2(a, y_of(geo, v, scale)), ImVec2(b, geo.y1 - 1.5f), kReadFill);
     });
-    row_caption(draw, geo,
-                "0 - " + analysis::format_bandwidth(scale) + (dram_peak > 0 ? " (peak)" : " (max)"),
-                "read", kReadFill, "write", kWriteFill, theme);
   } else {
     const float base = geo.y1 - 1.5f;
     for_each_step(geo, series.sm_active, [&](float a, float b, double v) {
@@ -129,8 +114,28 @@ void draw_metrics_row(ImDrawList* draw, const RowGeometry& geo, MetricsRow row,
       const float y = y_of(geo, v, 100.0);
       draw->AddRectFilled(ImVec2(a, y - 1.0f), ImVec2(b, y + 1.0f), kTensorLine);
     });
-    row_caption(draw, geo, "0 - 100 %", "SM active", kSmLine, "tensor pipe", kTensorLine, theme);
   }
+}
+
+void draw_metrics_row_legend(ImDrawList* draw, ImVec2 at, MetricsRow row,
+                             const analysis::PmSeries& series, double dram_peak,
+                             const Theme& theme) {
+  // Under the row's label in the gutter, so that nothing covers the samples.
+  std::string scale;
+  if (row == MetricsRow::kDramBandwidth) {
+    const double full = dram_peak > 0 ? dram_peak : series.max_dram_total();
+    scale = "0 - " + analysis::format_bandwidth(full) + (dram_peak > 0 ? " peak" : " max");
+  } else {
+    scale = "0 - 100 %";
+  }
+  const float line = ImGui::GetTextLineHeight();
+  draw->AddText(at, theme.gutter_text_dim, scale.c_str());
+  const chart::LegendEntry dram[] = {{"read", kReadFill, chart::Mark::kSwatch},
+                                     {"write", kWriteFill, chart::Mark::kSwatch}};
+  const chart::LegendEntry activity[] = {{"SM", kSmLine, chart::Mark::kSwatch},
+                                         {"tensor", kTensorLine, chart::Mark::kLine}};
+  chart::legend_at(draw, ImVec2(at.x, at.y + line),
+                   row == MetricsRow::kDramBandwidth ? dram : activity, theme);
 }
 
 void metrics_row_tooltip(MetricsRow row, const analysis::PmSeries& series, double t_ns,

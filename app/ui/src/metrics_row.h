@@ -28,6 +28,11 @@ const char* metrics_row_label(MetricsRow row);
 void draw_metrics_row(ImDrawList* draw, const RowGeometry& geo, MetricsRow row,
                       const analysis::PmSeries& series, double dram_peak, const Theme& theme);
 
+// The row's scale and the colours of its series, drawn at `at` (in the gutter, under its label).
+void draw_metrics_row_legend(ImDrawList* draw, ImVec2 at, MetricsRow row,
+                             const analysis::PmSeries& series, double dram_peak,
+                             const Theme& theme);
+
 // Tooltip body for the sample nearest to t_ns (the run's clock) in that row.
 void metrics_row_tooltip(MetricsRow row, const analysis::PmSeries& series, double t_ns,
                          double dram_peak);

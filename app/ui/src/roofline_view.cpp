@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "chart.h"
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/analysis/roofline.h"
 #include "metrics_common.h"
@@ -24,17 +25,6 @@ struct Plot {
                   max.y - static_cast<float>(y.fraction(rate)) * (max.y - min.y));
   }
 };
-
-void dashed(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 colour, float thickness, float dash) {
-  const float dx = b.x - a.x, dy = b.y - a.y;
-  const float len = std::sqrt(dx * dx + dy * dy);
-  if (len <= 0) return;
-  for (float s = 0; s < len; s += dash * 2) {
-    const float e = std::min(s + dash, len);
-    draw->AddLine(ImVec2(a.x + dx * s / len, a.y + dy * s / len),
-                  ImVec2(a.x + dx * e / len, a.y + dy * e / len), colour, thickness);
-  }
-}
 
 std::string decade_label(int exponent, const char* unit) {
   static const char* prefixes[] = {"", "k", "M", "G", "T", "P"};
@@ -60,7 +50,7 @@ void ceiling(ImDrawList* draw, const Plot& p, double bandwidth, double roof, ImU
     if (solid)
       draw->AddLine(a, b, colour, thickness);
     else
-      dashed(draw, a, b, colour, thickness, 6.0f);
+      chart::dashed_line(draw, a, b, colour, thickness, 6.0f);
   };
   // Keep the slope inside the y range: start where it enters the plot.
   const double sx0 = std::max(x0, p.y.min() / bandwidth);
@@ -132,20 +122,18 @@ void draw_roofline_view(AppState& app) {
   draw->AddRectFilled(plot.min, plot.max, app.theme.canvas_bg);
 
   // Decade grid and labels.
-  for (int e = plot.x.lo; e <= plot.x.hi; ++e) {
-    const float x = plot.at(std::pow(10.0, e), plot.y.min()).x;
-    draw->AddLine(ImVec2(x, plot.min.y), ImVec2(x, plot.max.y), app.theme.grid_line);
-    const std::string label = decade_label(e, "");
-    draw->AddText(ImVec2(x - ImGui::CalcTextSize(label.c_str()).x * 0.5f, plot.max.y + 4),
-                  app.theme.ruler_text, label.c_str());
-  }
-  for (int e = plot.y.lo; e <= plot.y.hi; ++e) {
-    const float y = plot.at(plot.x.min(), std::pow(10.0, e)).y;
-    draw->AddLine(ImVec2(plot.min.x, y), ImVec2(plot.max.x, y), app.theme.grid_line);
-    const std::string label = decade_label(e, "FLOP/s");
-    draw->AddText(
-        ImVec2(plot.min.x - ImGui::CalcTextSize(label.c_str()).x - 6 * scale, y - line * 0.5f),
-        app.theme.ruler_text, label.c_str());
+  {
+    const chart::PlotArea area{plot.min, plot.max};
+    const chart::LogScale xs_scale{plot.x.min(), plot.x.max()},
+        ys_scale{plot.y.min(), plot.y.max()};
+    const std::vector<double> x_ticks = xs_scale.decades(), y_ticks = ys_scale.decades();
+    auto exponent = [](double v) { return static_cast<int>(std::lround(std::log10(v))); };
+    chart::x_grid(
+        draw, area, x_ticks, [&](double v) { return plot.x.fraction(v); },
+        [&](double v) { return decade_label(exponent(v), ""); }, app.theme);
+    chart::y_grid(
+        draw, area, y_ticks, [&](double v) { return plot.y.fraction(v); },
+        [&](double v) { return decade_label(exponent(v), "FLOP/s"); }, app.theme);
   }
   {
     const char* xl = "arithmetic intensity (FLOP per DRAM byte)";
@@ -249,11 +237,8 @@ void draw_roofline_view(AppState& app) {
   ImGui::BeginGroup();
   ImGui::TextUnformatted("Runs");
   for (size_t i = 0; i < runs.size(); ++i) {
-    const ImVec2 q = ImGui::GetCursorScreenPos();
-    draw->AddCircleFilled(ImVec2(q.x + line * 0.4f, q.y + line * 0.5f), line * 0.3f, run_colour(i));
-    ImGui::Dummy(ImVec2(line, line));
-    ImGui::SameLine();
-    ImGui::TextUnformatted(run_label(runs[i]->data.info).c_str());
+    const chart::LegendEntry entry{run_label(runs[i]->data.info), run_colour(i), chart::Mark::kDot};
+    chart::legend(std::span(&entry, 1), app.theme);
   }
   ImGui::Spacing();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + legend_w - 8 * scale);

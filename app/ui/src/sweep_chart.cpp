@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "chart.h"
 #include "fusionscope/analysis/format.h"
 #include "theme.h"
 
@@ -23,20 +24,7 @@ ImU32 series_color(const std::string& name) {
   return color_for_name(name);
 }
 
-struct PlotArea {
-  ImVec2 min, max;
-  float x(double fraction) const { return min.x + static_cast<float>(fraction) * (max.x - min.x); }
-  float y(double fraction) const { return max.y - static_cast<float>(fraction) * (max.y - min.y); }
-};
-
-// 1, 2, 5 x 10^k ticks between lo and hi (lo > 0).
-std::vector<double> log_ticks(double lo, double hi) {
-  std::vector<double> out;
-  for (double decade = std::pow(10, std::floor(std::log10(lo))); decade <= hi * 10; decade *= 10)
-    for (double m : {1.0, 2.0, 5.0})
-      if (m * decade >= lo * 0.999 && m * decade <= hi * 1.001) out.push_back(m * decade);
-  return out;
-}
+using chart::PlotArea;
 
 std::string size_label(double v) {
   char buf[32];
@@ -47,17 +35,6 @@ std::string size_label(double v) {
   else
     std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
-}
-
-void dashed_line(ImDrawList* draw, ImVec2 a, ImVec2 b, ImU32 color, float thickness, float dash) {
-  const float dx = b.x - a.x, dy = b.y - a.y;
-  const float len = std::sqrt(dx * dx + dy * dy);
-  if (len <= 0) return;
-  for (float t = 0; t < len; t += dash * 2) {
-    const float e = std::min(t + dash, len);
-    draw->AddLine(ImVec2(a.x + dx * t / len, a.y + dy * t / len),
-                  ImVec2(a.x + dx * e / len, a.y + dy * e / len), color, thickness);
-  }
 }
 
 // Draws one chart; `value(series, i)` is the series' value at size i (NaN = none), `y_of` maps a
@@ -79,7 +56,7 @@ void draw_series(ImDrawList* draw, const PlotArea& area, const SweepChart& chart
       const ImVec2 p(area.x(x_axis.fraction(chart.sizes[i])), area.y(y_of(v)));
       if (have_prev) {
         if (dashed)
-          dashed_line(draw, prev, p, shade(color, 0.8f), 1.5f * scale, 4 * scale);
+          chart::dashed_line(draw, prev, p, shade(color, 0.8f), 1.5f * scale, 4 * scale);
         else
           draw->AddLine(prev, p, color, 2.2f * scale);
       }
@@ -91,15 +68,10 @@ void draw_series(ImDrawList* draw, const PlotArea& area, const SweepChart& chart
 }
 
 void draw_x_axis(ImDrawList* draw, const PlotArea& area, const analysis::Log2Axis& axis,
-                 const Theme& theme, bool labels) {
-  for (double t : axis.ticks()) {
-    const float x = area.x(axis.fraction(t));
-    draw->AddLine(ImVec2(x, area.min.y), ImVec2(x, area.max.y), theme.grid_line);
-    if (!labels) continue;
-    const std::string l = size_label(t);
-    const ImVec2 sz = ImGui::CalcTextSize(l.c_str());
-    draw->AddText(ImVec2(x - sz.x * 0.5f, area.max.y + 3), theme.ruler_text, l.c_str());
-  }
+                 const Theme& theme) {
+  const std::vector<double> ticks = axis.ticks();
+  chart::x_grid(
+      draw, area, ticks, [&](double v) { return axis.fraction(v); }, size_label, theme);
 }
 
 // The chart of one kind (times or speedups) in the rectangle the cursor is at.
@@ -112,18 +84,12 @@ void time_chart(const AppState& app, const SweepChart& chart, const analysis::Lo
   PlotArea area{ImVec2(origin.x + left, origin.y + 4),
                 ImVec2(origin.x + size.x - 8, origin.y + size.y - ImGui::GetTextLineHeight() - 6)};
   draw->AddRectFilled(area.min, area.max, theme.canvas_bg);
-  const double lo = chart.min_time_ns / 1.3, hi = chart.max_time_ns * 1.3;
-  auto y_of = [&](double v) {
-    return (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo));
-  };
-  for (double t : log_ticks(lo, hi)) {
-    const float y = area.y(y_of(t));
-    draw->AddLine(ImVec2(area.min.x, y), ImVec2(area.max.x, y), theme.grid_line);
-    const std::string l = analysis::format_duration(t);
-    const ImVec2 sz = ImGui::CalcTextSize(l.c_str());
-    draw->AddText(ImVec2(area.min.x - sz.x - 5, y - sz.y * 0.5f), theme.ruler_text, l.c_str());
-  }
-  draw_x_axis(draw, area, x_axis, theme, true);
+  const chart::LogScale scale{chart.min_time_ns / 1.3, chart.max_time_ns * 1.3};
+  auto y_of = [&](double v) { return scale.fraction(v); };
+  const std::vector<double> ticks = scale.ticks_125();
+  chart::y_grid(
+      draw, area, ticks, y_of, [](double t) { return analysis::format_duration(t); }, theme);
+  draw_x_axis(draw, area, x_axis, theme);
   if (bounds)
     draw_series(
         draw, area, chart, x_axis,
@@ -138,8 +104,7 @@ void time_chart(const AppState& app, const SweepChart& chart, const analysis::Lo
     draw->AddLine(ImVec2(x, area.min.y), ImVec2(x, area.max.y), theme.range_edge);
   }
   draw->AddText(ImVec2(area.min.x + 6, area.min.y + 4), theme.gutter_text,
-                bounds ? "GPU time per iteration (log)   dashed: roofline bound"
-                       : "GPU time per iteration (log)");
+                "GPU time per iteration (log)");
   ImGui::Dummy(size);
 }
 
@@ -161,18 +126,13 @@ void speedup_chart(const AppState& app, const SweepChart& chart, const analysis:
     const float x0 = area.x(x_axis.fraction(*chart.pays_off_from));
     draw->AddRectFilled(ImVec2(x0, area.min.y), area.max, IM_COL32(90, 200, 120, 28));
   }
-  const double step = (hi - lo) > 3 ? 1.0 : ((hi - lo) > 1.2 ? 0.5 : 0.25);
-  for (double t = std::ceil(lo / step) * step; t <= hi; t += step) {
-    const float y = area.y(y_of(t));
-    const bool one = std::abs(t - 1.0) < 1e-9;
-    draw->AddLine(ImVec2(area.min.x, y), ImVec2(area.max.x, y),
-                  one ? IM_COL32(255, 255, 255, 110) : theme.grid_line, one ? 1.5f : 1.0f);
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%.2fx", t);
-    const ImVec2 sz = ImGui::CalcTextSize(buf);
-    draw->AddText(ImVec2(area.min.x - sz.x - 5, y - sz.y * 0.5f), theme.ruler_text, buf);
-  }
-  draw_x_axis(draw, area, x_axis, theme, true);
+  const chart::LinearScale scale{lo, hi};
+  const std::vector<double> ticks =
+      scale.ticks((hi - lo) > 3 ? 1.0 : ((hi - lo) > 1.2 ? 0.5 : 0.25));
+  chart::y_grid(
+      draw, area, ticks, [&](double v) { return scale.fraction(v); },
+      [](double t) { return analysis::format_factor(t, 2); }, theme, 1.0);
+  draw_x_axis(draw, area, x_axis, theme);
   draw_series(
       draw, area, chart, x_axis,
       [](const analysis::SweepSeries& s, size_t i) { return s.speedup[i]; }, y_of, false,
@@ -193,19 +153,13 @@ void speedup_chart(const AppState& app, const SweepChart& chart, const analysis:
   ImGui::Dummy(size);
 }
 
-void legend(const AppState& app, const SweepChart& chart) {
-  for (const analysis::SweepSeries& s : chart.series) {
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float h = ImGui::GetTextLineHeight();
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + h * 0.35f),
-                                              ImVec2(p.x + h * 1.2f, p.y + h * 0.65f),
-                                              series_color(s.name));
-    ImGui::Dummy(ImVec2(h * 1.3f, h));
-    ImGui::SameLine();
-    ImGui::TextUnformatted(s.name.c_str());
-    ImGui::SameLine(0, 18 * app.theme.scale);
-  }
-  ImGui::NewLine();
+void legend(const AppState& app, const SweepChart& chart, bool bounds) {
+  std::vector<chart::LegendEntry> entries;
+  for (const analysis::SweepSeries& s : chart.series)
+    entries.push_back({s.name, series_color(s.name), chart::Mark::kLine});
+  if (bounds)
+    entries.push_back({"roofline bound", app.theme.gutter_text_dim, chart::Mark::kDashed});
+  chart::legend(entries, app.theme);
 }
 
 }  // namespace
@@ -287,7 +241,7 @@ void draw_sweep_view(AppState& app) {
     ImGui::TextColored(app.theme.accent, "No fused variant beats %s for good over this range.",
                        chart.baseline.c_str());
   }
-  legend(app, chart);
+  legend(app, chart, app.sweep.show_bounds);
 
   const analysis::Log2Axis x_axis = analysis::log2_axis(chart.sizes.front(), chart.sizes.back());
   const ImVec2 avail = ImGui::GetContentRegionAvail();

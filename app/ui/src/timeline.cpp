@@ -58,10 +58,13 @@ void draw_ruler(ImDrawList* draw, const TimelineAxis& axis, const analysis::Rule
 
 // The gutter label and background of a row (a run's header draws across the whole width).
 void draw_row_frame(ImDrawList* draw, const TimelineRow& row, size_t index, const TimelineRun& run,
-                    float y0, ImVec2 win_min, ImVec2 win_max, float axis_x0, const Theme& theme) {
+                    const TimelineState& state, float y0, ImVec2 win_min, ImVec2 win_max,
+                    float axis_x0, const Theme& theme) {
   const float y1 = y0 + row.h;
   const std::string label = row.label(run);
-  const float text_y = y0 + (row.h - ImGui::GetFontSize()) * 0.5f;
+  const float line = ImGui::GetTextLineHeight();
+  const float text_y =
+      y0 + std::max((row.h - line * static_cast<float>(row.gutter_lines())) * 0.5f, 0.0f);
   if (row.is_header()) {
     draw->AddRectFilled(ImVec2(win_min.x, y0), ImVec2(win_max.x, y1), theme.run_header_bg);
     draw->AddText(ImVec2(win_min.x + 8 * theme.scale, text_y), theme.gutter_text, label.c_str());
@@ -74,6 +77,11 @@ void draw_row_frame(ImDrawList* draw, const TimelineRow& row, size_t index, cons
                 ImVec2(win_min.x + 14 * theme.scale, text_y),
                 row.label_is_dim() ? theme.gutter_text_dim : theme.gutter_text, label.c_str(),
                 nullptr, 0.0f, &clip);
+  if (row.gutter_lines() > 1) {
+    draw->PushClipRect(ImVec2(clip.x, clip.y), ImVec2(clip.z, clip.w), true);
+    row.draw_gutter(draw, ImVec2(win_min.x + 14 * theme.scale, text_y + line), run, state, theme);
+    draw->PopClipRect();
+  }
 }
 
 // Outlines of the selected and hovered items, and the lines joining each to its launch or work.
@@ -204,6 +212,8 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   in.mouse = ImGui::GetIO().MousePos;
   in.mouse_on_axis = in.mouse.x >= axis.x0 && in.mouse.x < axis.x1;
   in.scroll_y = ImGui::GetScrollY();
+  s.canvas_y0 = win_min.y;
+  s.canvas_y1 = win_max.y;
 
   // Vertical grid at the ruler's major ticks.
   const analysis::Ruler ruler = ruler_for(axis, theme);
@@ -222,7 +232,7 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
     const float y0 = origin.y + row.y, y1 = y0 + row.h;
     if (y1 < win_min.y || y0 > win_max.y) continue;
     const TimelineRun& tr = runs[static_cast<size_t>(row.run())];
-    draw_row_frame(draw, row, ri, tr, y0, win_min, win_max, axis.x0, theme);
+    draw_row_frame(draw, row, ri, tr, s, y0, win_min, win_max, axis.x0, theme);
     if (row.is_header()) continue;
     RowFrame f;
     f.draw = draw;

@@ -43,8 +43,9 @@ struct TimelineState {
   ImVec2 drag_start;
   double drag_view_begin = 0, drag_view_end = 0;
   float drag_scroll_y = 0;
-  // Where the canvas was last frame (for keyboard zoom at the cursor).
+  // Where the canvas (the time axis across the rows) was last frame, screen pixels.
   float canvas_x0 = 0, canvas_x1 = 0;
+  float canvas_y0 = 0, canvas_y1 = 0;
   std::vector<analysis::LodBox> boxes;  // scratch reused by every row, every frame
   // Full scale of the PM-sampled DRAM bandwidth rows (metrics_row.h), byte/s: the GPU's peak,
   // set by the view; 0 scales each run's row to its own maximum.

@@ -52,6 +52,11 @@ class TimelineRow {
   virtual float gap_after(const Theme& theme) const { return std::round(3.0f * theme.scale); }
   virtual std::string label(const TimelineRun& run) const = 0;
   virtual bool label_is_dim() const { return false; }
+  // Lines the gutter shows: the label, then what draw_gutter() adds under it.
+  virtual int gutter_lines() const { return 1; }
+  // Draws what goes under the label in the gutter (a chart row's scale and legend) at `at`.
+  virtual void draw_gutter(ImDrawList*, ImVec2 /*at*/, const TimelineRun&, const TimelineState&,
+                           const Theme&) const {}
   // A run's header spans the gutter and the axis and draws its own background.
   virtual bool is_header() const { return false; }
   // Draws the row's content; fills `hover` when the mouse is over something of it.

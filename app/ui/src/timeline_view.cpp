@@ -2,6 +2,7 @@
 
 #include "fusionscope/analysis/format.h"
 #include "item_details.h"
+#include "ui_probe.h"
 #include "views.h"
 
 namespace fusionscope::ui {
@@ -92,6 +93,9 @@ void draw_timeline_view(AppState& app) {
   const float timeline_w = avail.x - details_w - ImGui::GetStyle().ItemSpacing.x;
   ImGui::BeginGroup();
   draw_timeline("main", s.timeline, runs, app.theme, ImVec2(timeline_w, avail.y));
+  const TimelineState& t = s.timeline;
+  probe_rect(app, "timeline.canvas", t.canvas_x0, t.canvas_y0, t.canvas_x1 - t.canvas_x0,
+             t.canvas_y1 - t.canvas_y0);
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginChild("##details", ImVec2(details_w, avail.y), true);

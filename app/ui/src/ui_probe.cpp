@@ -50,6 +50,7 @@ std::string input_text() {
     if (io.KeysDown[k]) keys += std::string(" ") + static_cast<char>(k);
   for (int b = 0; b < 3; ++b)
     if (io.MouseDown[b]) keys += " mouse" + std::to_string(b + 1);
+  if (io.WantTextInput) keys += " typing";  // a text field has the keyboard
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.0f %.0f", io.MousePos.x, io.MousePos.y);
   return std::string(buf) + keys;
@@ -67,6 +68,11 @@ void probe_item(AppState& app, const std::string& name) {
   const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
   if (b.x <= a.x || b.y <= a.y) return;  // not laid out yet (a tab bar's first frame)
   app.probe.items.push_back({name, {a.x, a.y, b.x - a.x, b.y - a.y}});
+}
+
+void probe_rect(AppState& app, const std::string& name, float x, float y, float w, float h) {
+  if (app.probe.path.empty() || w <= 0 || h <= 0) return;
+  app.probe.items.push_back({name, {x, y, w, h}});
 }
 
 std::string ui_probe_text(const AppState& app) {
@@ -96,13 +102,16 @@ std::string ui_probe_text(const AppState& app) {
     line("lab.progress", s.describe_progress());
     line("lab.summary", s.state == lab::LabStatus::State::kDone ? s.summary() : "");
   }
-  std::string refusals;
-  for (const std::string& r : app.lab.refusals) refusals += (refusals.empty() ? "" : " | ") + r;
-  line("lab.refusals", refusals);
+  line("lab.refusals", lab::messages(app.lab.check.refusals, " | "));
+  std::string codes;
+  for (const lab::Refusal& r : app.lab.check.refusals)
+    codes += (codes.empty() ? "" : ",") + std::string(lab::to_string(r.code));
+  line("lab.refusal_codes", codes);
   line("lab.run_enabled", app.lab.run_enabled ? "1" : "0");
   line("lab.start_error", app.lab.start_error);
   line("status", app.status);
   line("popup", app.probe.open_popup);
+  line("file_browser.name", app.file_browser.visible ? app.file_browser.file_name : "");
   line("last_error", app.error.title.empty() ? "" : app.error.title + ": " + app.error.message);
   line("input", input_text());
   for (const auto& [name, r] : app.probe.items) {

@@ -16,6 +16,9 @@ void init_ui_probe(AppState& app);
 // Records the last ImGui item's rectangle under `name` (no-op when the probe is off).
 void probe_item(AppState& app, const std::string& name);
 
+// Records a rectangle (x, y, width, height in window pixels) under `name`.
+void probe_rect(AppState& app, const std::string& name, float x, float y, float w, float h);
+
 // Writes the frame's state if it changed, then forgets the frame's rectangles.
 void write_ui_probe(AppState& app);
 

@@ -232,8 +232,10 @@ void Executor::build_steps(GatedGemmPath path, int device) {
   }
 }
 
-void Executor::forward(cudaStream_t stream, int set, bool nvtx) {
+void Executor::forward(cudaStream_t stream, int set, bool nvtx,
+                       const std::function<void(void*)>* before_launch) {
   for (const Step& step : steps_) {
+    if (before_launch && *before_launch) (*before_launch)(stream);
     NvtxRange range(step.op.c_str(), nvtx);
     step.launch(stream, set);
   }

@@ -31,8 +31,10 @@ class Executor {
   const std::string& kernel_path() const { return kernel_path_; }
   uint64_t allocated_bytes() const { return allocated_; }
 
-  // Enqueues one forward pass over input/output copy `set` (0 <= set < input_sets()).
-  void forward(cudaStream_t stream, int set, bool nvtx);
+  // Enqueues one forward pass over input/output copy `set` (0 <= set < input_sets()), calling
+  // `before_launch` (when set) before each launch.
+  void forward(cudaStream_t stream, int set, bool nvtx,
+               const std::function<void(void*)>* before_launch = nullptr);
   // Poisons output copy 0, runs one pass on it, and compares it with the fp32 reference.
   Correctness check(cudaStream_t stream);
 

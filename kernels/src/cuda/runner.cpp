@@ -103,7 +103,7 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
     if (o.use_graph) {
       FS_CUDA(cudaGraphLaunch(st.graphs[s], st.stream));
     } else {
-      exec.forward(st.stream, s, o.nvtx);
+      exec.forward(st.stream, s, o.nvtx, &o.before_launch);
     }
   };
 

@@ -76,6 +76,10 @@ struct RunOptions {
   GatedGemmPath gated_path = GatedGemmPath::kAuto;
   // Called on the running thread between iterations; keep it cheap.
   std::function<void(const RunProgress&)> on_progress;
+  // Called on the running thread before each of the plan's launches in warm-up and timed
+  // iterations, with the run's stream (a cudaStream_t); not in graph mode. The counters pass puts
+  // its L2 flush here, so each kernel starts as under Nsight Compute's cache control.
+  std::function<void(void* stream)> before_launch;
   // Polled between iterations; when it becomes true the run stops and reports cancelled.
   const std::atomic<bool>* cancel = nullptr;
 };

@@ -21,6 +21,7 @@
 
 #include "fusionscope/lab/capture_job.h"
 #include "fusionscope/lab/lab.h"
+#include "fusionscope/lab/refusal.h"
 #include "fusionscope/lab/sweep.h"
 
 namespace fusionscope::lab {
@@ -48,7 +49,7 @@ struct LabRequest {
 // Refusals before anything runs, each a sentence for a person; empty when the request may run.
 // `device` is what probe_device() said (its free memory bounds the sizes); without a device the
 // request is refused with "no CUDA device: viewing only".
-std::vector<std::string> check_request(const LabRequest& request, const DeviceFacts& device);
+std::vector<Refusal> check_request(const LabRequest& request, const DeviceFacts& device);
 
 struct FinishedRun {
   int64_t run_id = 0;
