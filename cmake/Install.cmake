@@ -2,6 +2,7 @@
 #   bin/fusionscope                                     the app and command line
 #   lib/libfusionscope_inject.so                        the capture injection library, when built
 #   share/fusionscope/sample.fsdb                       the built-in sample session (app/sample)
+#   share/fusionscope/torch_mlp.py                      the Lab's PyTorch variants, with CUDA
 #   share/applications/fusionscope.desktop              the desktop entry
 #   share/icons/hicolor/{scalable,256x256}/apps/        the icon (assets/icon/make_icon.py)
 # The app finds the sample beside its executable (<prefix>/bin/../share/fusionscope), so an
@@ -13,6 +14,11 @@ install(TARGETS fusionscope RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # library directory: it is loaded by path, never linked.
 if(TARGET fusionscope_inject)
   install(TARGETS fusionscope_inject LIBRARY DESTINATION lib)
+endif()
+if(FUSIONSCOPE_CUDA)
+  # Looked for beside the executable, then in ../share/fusionscope (lab/torch_variants.h).
+  install(FILES ${PROJECT_SOURCE_DIR}/scripts/torch_mlp.py
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/fusionscope)
 endif()
 install(FILES ${PROJECT_SOURCE_DIR}/assets/fusionscope.desktop
         DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)

@@ -27,6 +27,7 @@ namespace {
 
 struct Figures {
   double read_s = 0, write_s = 0;
+  double read_cpu_s = 0, write_cpu_s = 0;  // process CPU time (every thread) of each phase
   uint64_t events = 0, kernels = 0, text_bytes = 0, records = 0;
 };
 
@@ -34,15 +35,28 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// CPU time of this process so far, user + system, every thread.
+double process_cpu_s() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  auto secs = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return secs(u.ru_utime) + secs(u.ru_stime);
+}
+
 // Runs in the child: import into a fresh session, write the figures to `fd`.
 int run_ours(const std::string& trace_path, const fs::path& session, int fd) {
   using namespace fusionscope;
   Figures f;
   const auto t0 = Clock::now();
+  const double cpu0 = process_cpu_s();
   interchange::ImportOptions options;
   options.progress = [&f](const interchange::ImportProgress& p) { f.text_bytes = p.text_bytes; };
   const interchange::TorchTrace trace = interchange::read_torch_trace(trace_path, options);
   f.read_s = seconds_since(t0);
+  const double cpu1 = process_cpu_s();
+  f.read_cpu_s = cpu1 - cpu0;
   f.events = trace.stats.events;
   f.kernels = trace.kernels.size();
   f.records =
@@ -56,6 +70,7 @@ int run_ours(const std::string& trace_path, const fs::path& session, int fd) {
     interchange::write_torch_trace(store, trace);
   }
   f.write_s = seconds_since(t1);
+  f.write_cpu_s = process_cpu_s() - cpu1;
   fs::remove(session);
   return write(fd, &f, sizeof f) == static_cast<ssize_t>(sizeof f) ? 0 : 1;
 }
@@ -170,8 +185,8 @@ int main(int argc, char** argv) {
   row("fusionscope read (parse + link)", f.read_s, ours.peak_mb);
   std::printf("%-34s %9.2f\n", "fusionscope write into a session", f.write_s);
   row("fusionscope import (read + write)", f.read_s + f.write_s, ours.peak_mb);
-  std::printf("%-34s %9.2f  (user + system, all threads)\n", "fusionscope process CPU s",
-              ours.cpu_s);
+  std::printf("%-34s %9.2f  (user + system, all threads; read %.2f, write %.2f)\n",
+              "fusionscope process CPU s", ours.cpu_s, f.read_cpu_s, f.write_cpu_s);
   if (python) {
     if (py.status != 0 || py_load_s <= 0) {
       std::printf("python3 json.load failed (exit status %d)\n", py.status);

@@ -172,7 +172,9 @@ Plan gated_plan(const MlpConfig& c, Variant v, Builder& b) {
                 "(g)*u (wgmma on sm_90a, "
                 "mma.sync on sm_80)",
             flops, bytes, rows * hh * b.elem());
-      break;
+      // The runner measures both down kernels at set-up and names its choice in the run's plan.
+      b.gemm("down", h, d, false, "GEMM: the faster of cuBLASLt and the Hopper GEMM on sm_90a");
+      return b.take();
     }
     default:
       break;
@@ -196,6 +198,20 @@ double Plan::min_bytes() const {
 Plan make_plan(const MlpConfig& c, Variant v) {
   std::string why;
   if (!supports(c, v, &why)) throw ConfigError(why);
+  // PyTorch runs the plans of eager and of pointwise-fused (Inductor's fusion), op for op.
+  if (is_torch_variant(v)) {
+    Plan p = make_plan(c, v == Variant::kTorchEager ? Variant::kEager : Variant::kPointwiseFused);
+    p.variant = v;
+    for (auto& l : p.launches) {
+      if (l.kernel.starts_with("cuBLASLt GEMM"))
+        l.kernel = "cuBLAS GEMM (PyTorch)" + l.kernel.substr(13);
+      else if (v == Variant::kTorchCompile && l.kernel.starts_with("fused "))
+        l.kernel = "Triton " + l.kernel + " (Inductor)";
+      else
+        l.kernel = "PyTorch " + l.kernel;
+    }
+    return p;
+  }
   Builder b(c, v);
   switch (c.kind) {
     case MlpKind::kLinear:

@@ -45,7 +45,10 @@ TEST(Install, PutsTheAppItsSampleDesktopEntryAndIconInPlace) {
   ASSERT_TRUE(install_into(prefix));
   EXPECT_TRUE(fs::is_regular_file(prefix / "bin" / "fusionscope"));
   EXPECT_TRUE(fs::is_regular_file(prefix / "share" / "fusionscope" / "sample.fsdb"));
+  // Program capture and the Lab's PyTorch variants come with CUDA.
   EXPECT_EQ(fs::is_regular_file(prefix / "lib" / "libfusionscope_inject.so"),
+            FUSIONSCOPE_HAS_INJECT_LIBRARY != 0);
+  EXPECT_EQ(fs::is_regular_file(prefix / "share" / "fusionscope" / "torch_mlp.py"),
             FUSIONSCOPE_HAS_INJECT_LIBRARY != 0);
   const fs::path icons = prefix / "share" / "icons" / "hicolor";
   EXPECT_TRUE(fs::is_regular_file(icons / "scalable" / "apps" / "fusionscope.svg"));

@@ -5,6 +5,7 @@
 
 #include "device_description.h"
 #include "fusionscope/lab/hardware_counters.h"
+#include "fusionscope/lab/torch_variants.h"
 #include "fusionscope/storage/utc_time.h"
 #include "run_counters.h"
 
@@ -67,6 +68,40 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
       break;
     }
     const RunSpec& spec = job.runs[i];
+    if (kernels::is_torch_variant(spec.variant)) {
+      // PyTorch in a Python subprocess under injection capture (torch_variants.h).
+      Progress p;
+      p.run_index = i;
+      p.run_count = job.runs.size();
+      p.run_name = run_name(spec);
+      report(p);
+      RunOutcome outcome = run_torch_variant(store, spec, job, p, report, cancel);
+      if (outcome.run_id != 0) result.run_ids.push_back(outcome.run_id);
+      if (outcome.status == RunStatus::kOk) ++result.ok;
+      if (outcome.status == RunStatus::kFailed) ++result.failed;
+      if (outcome.status == RunStatus::kCancelled) result.cancelled = true;
+      Progress done = p;
+      done.run_id = outcome.run_id;
+      done.stage = Progress::Stage::kFinished;
+      done.status = outcome.status;
+      done.message = !outcome.result.error.empty() ? outcome.result.error : outcome.trace.status;
+      done.median_ms = outcome.result.median_ms;
+      done.kernels_traced = outcome.trace.kernels;
+      std::string words;
+      if (!outcome.kernel_counters.empty())
+        words = outcome.kernel_counters.starts_with("ok")
+                    ? "counters stored"
+                    : "no counters (" + outcome.kernel_counters + ")";
+      if (!outcome.pm_sampling.empty())
+        words +=
+            (words.empty() ? "" : ", ") +
+            std::string(outcome.pm_sampling.starts_with("ok") ? "samples stored" : "no samples");
+      done.counters = words;
+      result.runs.push_back(std::move(outcome));
+      report(done);
+      if (result.cancelled) break;
+      continue;
+    }
     storage::RunInfo info;
     info.name = run_name(spec) + (job.cuda_graph ? " (graph)" : "");
     info.config_json = kernels::to_json(spec.config);

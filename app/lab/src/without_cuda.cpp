@@ -1,11 +1,14 @@
 // The lab in a build without CUDA (FUSIONSCOPE_CUDA=OFF): no device, nothing to run or trace, no
-// counters. Every entry point says why (fusionscope::kBuiltWithoutCuda), so the Lab panel refuses
-// to run with that reason and a job that runs anyway fails each run with it.
+// counters, no program capture, no PyTorch variants. Every entry point says why
+// (fusionscope::kBuiltWithoutCuda), so the Lab panel refuses to run with that reason, Capture a
+// program fails with it, and a job that runs anyway fails each run with it.
 #include "device_description.h"
 #include "fusionscope/build_config.h"
 #include "fusionscope/lab/hardware_counters.h"
 #include "fusionscope/lab/lab.h"
 #include "fusionscope/lab/lab_controller.h"
+#include "fusionscope/lab/program_capture.h"
+#include "fusionscope/lab/torch_variants.h"
 
 static_assert(!FUSIONSCOPE_HAS_CUDA, "without_cuda.cpp belongs to builds without CUDA");
 
@@ -66,6 +69,27 @@ DeviceFacts probe_device(int) {
 
 bool describe_device(int, storage::SessionInfo&) {
   return false;
+}
+
+ProgramCaptureOutcome capture_program(storage::SessionStore&, const ProgramCaptureRequest&,
+                                      const std::atomic<bool>*, const ProgramProgressCallback&) {
+  ProgramCaptureOutcome out;
+  out.error = kBuiltWithoutCuda;
+  return out;
+}
+
+std::string torch_unavailable_reason() {
+  return kBuiltWithoutCuda;
+}
+
+RunOutcome run_torch_variant(storage::SessionStore&, const RunSpec& spec, const CaptureJob&,
+                             const Progress&, const ProgressCallback&, const std::atomic<bool>*) {
+  RunOutcome outcome;  // nothing stored: the run could not start
+  outcome.status = storage::RunStatus::kFailed;
+  outcome.result.config = spec.config;
+  outcome.result.variant = spec.variant;
+  outcome.result.error = std::string(kernels::to_string(spec.variant)) + ": " + kBuiltWithoutCuda;
+  return outcome;
 }
 
 }  // namespace fusionscope::lab

@@ -12,6 +12,7 @@
 #include "session_edit.h"
 #include "session_menu.h"
 #include "sweep_chart.h"
+#include "trace_import.h"
 #include "ui_probe.h"
 #include "view_registry.h"
 #include "views.h"
@@ -139,6 +140,9 @@ void draw_menu_bar(AppState& app) {
           app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open",
           app.session && !app.session->is_sample ? app.session->path.parent_path() : fs::path());
     if (ImGui::MenuItem("Open the sample session")) open_sample_session(app);
+    if (ImGui::MenuItem("Import PyTorch trace...", nullptr, false, !trace_import_running()))
+      open_file_browser(app.file_browser, FileBrowserMode::kOpen,
+                        "Import a PyTorch profiler trace (.json or .json.gz)", "", "import-trace");
     if (ImGui::BeginMenu("Recent", !app.recent.paths.empty())) {
       std::string chosen;
       for (const std::string& p : app.recent.paths)
@@ -157,6 +161,8 @@ void draw_menu_bar(AppState& app) {
       }
     }
     draw_file_menu_session_items(app);
+    ImGui::Separator();
+    draw_capture_menu_item(app);
     ImGui::Separator();
     const bool export_clicked = ImGui::MenuItem("Export screenshot...");
     probe_item(app, "menu.file.screenshot");
@@ -276,6 +282,7 @@ void draw_popups(AppState& app) {
   if (app.file_browser.visible) app.probe.open_popup = "file browser";
   if (confirmed) {
     if (app.file_browser.purpose == "open") open_session_file(app, chosen);
+    if (app.file_browser.purpose == "import-trace") start_trace_import(app, chosen);
     if (app.file_browser.purpose == "screenshot" || app.file_browser.purpose == "screenshot-view") {
       app.pending_screenshot = chosen.string();
       app.screenshot_view_only = app.file_browser.purpose == "screenshot-view";
@@ -284,6 +291,8 @@ void draw_popups(AppState& app) {
     handle_session_file_choice(app, app.file_browser.purpose, chosen);
   }
   draw_session_popups(app);
+  draw_capture_dialog(app);
+  draw_trace_import(app);
   if (app.error.open_requested) {
     ImGui::OpenPopup("###error");
     app.error.open_requested = false;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_dialog.h"
 #include "file_browser.h"
 #include "fusionscope/analysis/compare.h"
 #include "fusionscope/analysis/stats.h"
@@ -80,10 +81,11 @@ struct AppState {
   TimelineViewState timeline;
   StatsViewState stats;
   ComparisonViewState comparison;
-  LabPanelState lab;      // the live lab (lab_panel.cpp)
-  SweepViewState sweep;   // sweep charts (sweep_chart.cpp)
-  SessionEditState edit;  // new, save as, notes, rename, delete (session_menu.cpp)
-  UiProbe probe;          // state for tests that drive the window (ui_probe.cpp)
+  LabPanelState lab;                   // the live lab (lab_panel.cpp)
+  SweepViewState sweep;                // sweep charts (sweep_chart.cpp)
+  SessionEditState edit;               // new, save as, notes, rename, delete (session_menu.cpp)
+  CaptureDialogState capture_program;  // File > Capture a program... (capture_dialog.cpp)
+  UiProbe probe;                       // state for tests that drive the window (ui_probe.cpp)
 
   std::string view = "timeline";  // the id of the view in front (view_registry.h)
   bool view_requested = false;    // select `view`'s tab on the next frame

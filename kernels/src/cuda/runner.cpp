@@ -62,6 +62,9 @@ double median(std::vector<double> v) {
 void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o, RunResult& r) {
   r.device = query_device(o.device);
   if (!r.device.available) throw CudaError("no usable GPU: " + r.device.unavailable_reason);
+  if (is_torch_variant(variant))
+    throw ConfigError(std::string(to_string(variant)) +
+                      " runs in PyTorch, through the Lab's Python subprocess, not in the runner");
   validate(config, variant, r.device.free_memory_bytes);
   r.plan = make_plan(config, variant);
   if (o.warmup_iterations < 0 || o.timed_iterations < 1)
@@ -72,6 +75,7 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
   const int sets = choose_input_sets(config, variant, r.device, o.input_sets);
   detail::Executor exec(config, variant, sets, o.gated_path, o.seed, o.device);
   r.kernel_path = exec.kernel_path();
+  r.plan = exec.plan();  // names the kernels chosen at set-up
   r.input_sets = exec.input_sets();
 
   RunState st;
@@ -148,7 +152,7 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
   }
   if (o.check) {
     report(o, RunProgress::Phase::kCheck, 0, 1);
-    r.correctness = exec.check(st.stream);
+    r.correctness = exec.check(st.stream, o.check_rows);
   }
   report(o, RunProgress::Phase::kDone, 0, 1);
   r.ok = true;
