@@ -1,7 +1,8 @@
 // `capture` and `calibrate` in a build without CUDA (FUSIONSCOPE_CUDA=OFF): still listed, so a
 // script or a person asking for them learns why they are absent (exit status 1) rather than that
 // the command does not exist.
-#include <cstdio>
+#include <stdexcept>
+#include <string>
 
 #include "commands.h"
 #include "fusionscope/build_config.h"
@@ -14,13 +15,12 @@ namespace {
 
 void add_absent_command(CLI::App& app, const char* name, const char* what) {
   auto* cmd = app.add_subcommand(name, std::string(what) + " (not in this build: it has no CUDA)");
-  cmd->allow_extras();  // whatever was asked, the answer is why the command is absent
-  cmd->callback([name] {
-    std::fprintf(stderr,
-                 "fusionscope %s: not available: %s. Sessions captured elsewhere open, import, "
-                 "export and report here.\n",
-                 name, kBuiltWithoutCuda);
-    exit_code() = 1;
+  // Whatever follows (options, --help, a command after --), the answer is why the command is
+  // absent: said as soon as the command is named, before its arguments are read. main() prints
+  // the message and exits with status 1.
+  cmd->preparse_callback([name](std::size_t) {
+    throw std::runtime_error(std::string(name) + ": not available: " + kBuiltWithoutCuda +
+                             ". Sessions captured elsewhere open, import, export and report here.");
   });
 }
 
