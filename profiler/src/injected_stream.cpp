@@ -65,6 +65,9 @@ class ProcessSink final : public TraceSink {
   void insert_memops(std::span<const storage::MemopRecord> records) override {
     inner_.insert_memops(tagged(records));
   }
+  void name_process(uint32_t pid, std::string_view name) override {
+    inner_.name_process(pid, name);
+  }
 
  private:
   template <class Record>
@@ -76,7 +79,7 @@ class ProcessSink final : public TraceSink {
   }
   template <class Record>
   void set_pid(Record& r) {
-    if constexpr (requires { r.pid; }) r.pid = pid_;
+    r.pid = pid_;
   }
   template <class Record>
   std::vector<Record>& scratch() {
@@ -171,6 +174,7 @@ void InjectedStreams::handle(Stream& s, inject::FrameType type, std::span<const 
       s.process.said_hello = true;
       s.process.index = hellos_++;
       s.sink = std::make_unique<ProcessSink>(sink_, h.pid);
+      s.sink->name_process(h.pid, s.process.display_name());
       // The default NVTX domain is the program's own: its innermost range names a kernel's op.
       s.assembler = std::make_unique<RunAssembler>(
           *s.sink, RunAssembler::Options{"", "iteration ", options_.batch_records});

@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "fusionscope/lab/sweep.h"
+#include "fusionscope/storage/run_writer.h"
 #include "lab_form_check.h"
 #include "lab_panel.h"
 #include "sample/sample_session.h"
@@ -117,7 +118,9 @@ TEST(SessionEdit, RunsStoredByTheLabArriveInTheOpenSessionInIdOrder) {
     storage::RunInfo info;
     info.name = "geglu-post / gated-gemm";
     info.status = storage::RunStatus::kRunning;
-    added = store.add_run(info);
+    storage::RunWriter run(store, info);
+    run.commit();
+    added = run.id();
     store.set_property("lab.sweep.1", "{}");
   }
   EXPECT_EQ(load_runs_into(*session, {added}), 1u);

@@ -6,6 +6,7 @@
 #include "device_description.h"
 #include "fusionscope/lab/hardware_counters.h"
 #include "fusionscope/lab/torch_variants.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/utc_time.h"
 #include "run_counters.h"
 
@@ -113,7 +114,11 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
     info.cuda_graph = job.cuda_graph;
     info.status = RunStatus::kRunning;
     info.created_utc = storage::utc_now();
-    info.id = store.add_run(info);
+    // The run is in the session from now on, shown as being written until commit(); if this
+    // loop leaves early (a store error) the writer removes it, and if the process dies readers
+    // see it interrupted.
+    storage::RunWriter writer(store, info);
+    info.id = writer.id();
     result.run_ids.push_back(info.id);
 
     Progress p;
@@ -144,7 +149,7 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
 
     RunOutcome outcome;
     outcome.run_id = info.id;
-    profiler::StoreTraceSink sink(store, info.id);
+    profiler::StoreTraceSink sink(writer);
     capture_->begin_run(sink);
     try {
       outcome.result = executor_->execute(spec.config, spec.variant, options);
@@ -172,15 +177,16 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
     info.wall_ns = static_cast<int64_t>(r.wall_ms * 1e6);
     info.trace_status = outcome.trace.status;
     info.dropped_records = outcome.trace.dropped_records;
-    store.update_run(info);
+    writer.set_info(info);
     std::string counters_words;
     if (hardware.wanted()) {
       Progress c = p;
       c.stage = Progress::Stage::kCounters;
       report(c);
-      counters_words = hardware.finish(store, info, spec, *executor_, options,
+      counters_words = hardware.finish(writer, info, spec, *executor_, options,
                                        outcome.trace.kernels > 0, outcome);
     }
+    writer.commit();
     outcome.status = info.status;
     if (info.status == RunStatus::kOk) ++result.ok;
     if (info.status == RunStatus::kFailed) ++result.failed;

@@ -13,23 +13,13 @@
 #include "fusionscope/counters/store_records.h"
 #include "fusionscope/profiler/device_info.h"
 #include "fusionscope/profiler/trace_sink.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/utc_time.h"
 
 namespace fusionscope::lab {
 namespace {
 
 using storage::RunStatus;
-
-// A record's process, once records carry one (schema v3); 0 before.
-template <class Record>
-uint32_t pid_of(const Record& r) {
-  if constexpr (requires { r.pid; }) {
-    return r.pid;
-  } else {
-    (void)r;
-    return 0;
-  }
-}
 
 // The counters pass writes no records: its sink is never called.
 class NoRecords final : public profiler::TraceSink {
@@ -61,8 +51,8 @@ std::string micros(uint64_t ns) {
   return buf;
 }
 
-std::string store_samples(storage::SessionStore& store, int64_t run_id,
-                          counters::PmSamplingResult& r, const storage::RunData& run) {
+std::string store_samples(storage::RunWriter& writer, counters::PmSamplingResult& r,
+                          const storage::RunData& run) {
   if (!r.status.ok()) return r.status.describe();
   const size_t taken = r.samples.size();
   if (run.end_ns > run.begin_ns) {
@@ -75,8 +65,8 @@ std::string store_samples(storage::SessionStore& store, int64_t run_id,
   if (r.samples.empty())
     return "counters: failed: no PM sample fell within the run's records" +
            std::string(r.hardware_overflow ? " (the sampler's hardware buffer filled early)" : "");
-  store.insert_samples(
-      run_id, counters::to_sample_records(r, [&](std::string_view s) { return store.intern(s); }));
+  writer.add_samples(
+      counters::to_sample_records(r, [&](std::string_view s) { return writer.intern(s); }));
   std::string text = std::string(analysis::kMetricsOk) + ": " + std::to_string(r.samples.size()) +
                      " samples every " + micros(r.interval_ns) + " within the run's records (" +
                      std::to_string(taken - r.samples.size()) + " outside it dropped; " +
@@ -87,8 +77,7 @@ std::string store_samples(storage::SessionStore& store, int64_t run_id,
 
 // Matches each process's counters pass to the kernels it traced in the same window and stores
 // the metrics. Returns the outcome in words.
-std::string store_counters(storage::SessionStore& store, int64_t run_id,
-                           const profiler::ProcessCaptureResult& traced,
+std::string store_counters(storage::RunWriter& writer, const profiler::ProcessCaptureResult& traced,
                            const profiler::ProcessCaptureResult& pass, int warmup,
                            bool capture_range, const std::vector<std::string>& traced_command,
                            const std::vector<std::string>& counters_command) {
@@ -102,7 +91,7 @@ std::string store_counters(storage::SessionStore& store, int64_t run_id,
       if (auto it = same.find(a); it != same.end()) a = it->second;
     return argv;
   };
-  const storage::RunData run = store.load_run(run_id);
+  const storage::RunData run = writer.store().load_run(writer.id());
   const std::vector<long> iteration = analysis::kernel_iterations(run);
   std::vector<storage::KernelMetricRecord> records;
   std::vector<std::string> problems;
@@ -137,7 +126,7 @@ std::string store_counters(storage::SessionStore& store, int64_t run_id,
     std::vector<const storage::KernelRecord*> in_window;
     for (size_t i = 0; i < run.kernels.size(); ++i) {
       const auto& kr = run.kernels[i];
-      const uint32_t pid = pid_of(kr);
+      const uint32_t pid = kr.pid;  // 0: unknown
       if (pid != 0 && pid != twin->pid) continue;
       if (!capture_range && iteration[i] != warmup) continue;
       in_window.push_back(&kr);
@@ -169,13 +158,13 @@ std::string store_counters(storage::SessionStore& store, int64_t run_id,
                          " profiled kernels were named differently from the traced kernel at "
                          "their launch position");
     const auto part = counters::to_kernel_metric_records(
-        matched, ids, [&](std::string_view s) { return store.intern(s); });
+        matched, ids, [&](std::string_view s) { return writer.intern(s); });
     records.insert(records.end(), part.begin(), part.end());
     kernels += matched.kernels.size();
     passes = std::max(passes, c.passes);
     chip = c.chip;
   }
-  if (!records.empty()) store.insert_kernel_metrics(run_id, records);
+  if (!records.empty()) writer.add_kernel_metrics(records);
   std::string text;
   if (kernels > 0) {
     text = std::string(analysis::kMetricsOk) + ": " + std::to_string(kernels) + " kernels of " +
@@ -227,7 +216,11 @@ ProgramCaptureOutcome capture_program(storage::SessionStore& store,
   info.warmup = request.warmup;
   info.status = RunStatus::kRunning;
   info.created_utc = storage::utc_now();
-  info.id = store.add_run(info);
+  // The run is shown as being written until commit() at the end; if this function leaves early
+  // (a store error, an exception of the capture) the writer removes it, and if the process dies
+  // readers see it interrupted.
+  storage::RunWriter writer(store, info);
+  info.id = writer.id();
   out.run_id = info.id;
 
   std::unique_ptr<counters::PmSampler> sampler;
@@ -242,7 +235,7 @@ ProgramCaptureOutcome capture_program(storage::SessionStore& store,
     if (!sampling_start.ok()) sampler.reset();
   }
 
-  profiler::StoreTraceSink sink(store, info.id);
+  profiler::StoreTraceSink sink(writer);
   profiler::ProcessCaptureOptions trace_options = request.process;
   trace_options.counters = false;
   profiler::ProcessCapture capture(trace_options);
@@ -256,19 +249,11 @@ ProgramCaptureOutcome capture_program(storage::SessionStore& store,
   }
   std::optional<counters::PmSamplingResult> samples;
   if (sampler) samples = sampler->stop();
-  if (store_error) {
-    info.status = RunStatus::kFailed;
-    info.error = "writing the session failed during the capture";
-    try {
-      store.update_run(info);
-    } catch (...) {
-    }
-    std::rethrow_exception(store_error);
-  }
+  if (store_error) std::rethrow_exception(store_error);  // the writer removes the partial run
 
   const profiler::ProcessCaptureResult& r = out.traced;
   if (!r.started) {
-    store.delete_run(info.id);
+    writer.discard();
     out.run_id = 0;
     out.error = r.start_error;
     return out;
@@ -293,13 +278,13 @@ ProgramCaptureOutcome capture_program(storage::SessionStore& store,
   const storage::RunData run = store.load_run(info.id);
   out.iterations = count_iterations(run);
   info.iterations = std::max(0, out.iterations - request.warmup);
-  store.update_run(info);
+  writer.set_info(info);
   out.status = info.status;
   out.error = info.error;
 
   if (request.pm_sampling) {
     out.pm_sampling = !sampling_start.ok() ? sampling_start.describe()
-                      : samples            ? store_samples(store, info.id, *samples, run)
+                      : samples            ? store_samples(writer, *samples, run)
                                            : "counters: failed: sampling did not stop";
     store.set_property(analysis::pm_sampling_property(info.id), out.pm_sampling);
   }
@@ -332,15 +317,16 @@ ProgramCaptureOutcome capture_program(storage::SessionStore& store,
       } else if (pass.stopped) {
         out.kernel_counters = "skipped: the counters pass was stopped";
       } else {
-        out.kernel_counters = store_counters(store, info.id, r, pass, request.warmup,
-                                             !request.process.capture_range.empty(),
-                                             request.process.command, o.command);
+        out.kernel_counters =
+            store_counters(writer, r, pass, request.warmup, !request.process.capture_range.empty(),
+                           request.process.command, o.command);
         if (pass.signal != 0 || pass.exit_code != 0)
           out.kernel_counters += "; the second run " + pass.ending();
       }
     }
     store.set_property(analysis::kernel_counters_property(info.id), out.kernel_counters);
   }
+  writer.commit();
   say(ProgramCaptureProgress::Stage::kDone, {});
   return out;
 }

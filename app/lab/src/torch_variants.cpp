@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fusionscope/lab/program_capture.h"
+#include "fusionscope/storage/run_writer.h"
 
 namespace fusionscope::lab {
 namespace {
@@ -121,7 +122,9 @@ RunOutcome run_torch_variant(storage::SessionStore& store, const RunSpec& spec,
                               : std::string(kernels::to_string(spec.variant)) +
                                     ": CUDA-graph replay is not offered for the PyTorch variants";
     info.trace_status = "not traced: the run did not start";
-    info.id = store.add_run(info);
+    storage::RunWriter failed(store, info);
+    failed.commit();
+    info.id = failed.id();
     outcome.run_id = info.id;
     outcome.status = info.status;
     outcome.result.error = info.error;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "fusionscope/build_config.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 #include "gpu_guard.h"
 #include "test_paths.h"
@@ -114,13 +115,14 @@ TEST(ReportCli, PrintsASessionAndRefusesMissingFiles) {
     info.name = "geglu-post / eager";
     info.status = fusionscope::storage::RunStatus::kOk;
     info.iterations = 1;
-    const int64_t id = store.add_run(info);
+    fusionscope::storage::RunWriter run(store, info);
     fusionscope::storage::KernelRecord k;
     k.start_ns = 100;
     k.end_ns = 2100;
     k.correlation_id = 1;
     k.name = store.intern("_Z9gate_gemmv");
-    store.insert_kernels(id, std::span(&k, 1));
+    run.add_kernels(std::span(&k, 1));
+    run.commit();
   }
   Result r = run("report " + path.string());
   EXPECT_EQ(r.code, 0) << r.output;

@@ -146,7 +146,24 @@ int main(int argc, char** argv) {
   channel.send(out);
 
   const uint32_t thread = static_cast<uint32_t>(syscall(SYS_gettid));
-  for (int i = 0; i < iterations; ++i) send_iteration(channel, i, step, thread);
+  const char* mode = std::getenv("FUSIONSCOPE_INJECT_MODE");
+  if (mode != nullptr && std::string(mode) == "counters") {
+    // The counters pass: the window's one kernel (iteration WARMUP), as the library reports it.
+    const char* warmup = std::getenv("FUSIONSCOPE_INJECT_WARMUP");
+    const int w = warmup ? std::atoi(warmup) : 0;
+    inject::WireCounters c;
+    c.chip = "GH100";
+    c.window = "iteration " + std::to_string(w);
+    c.passes = 1;
+    c.metrics = {"dram__bytes_read.sum"};
+    c.units = {"byte"};
+    if (w < iterations) c.kernels = {{0, "_Z10fake_gemmv", {1000.0 + w}}};
+    out.clear();
+    inject::encode_counters(c, out);
+    channel.send(out);
+  } else {
+    for (int i = 0; i < iterations; ++i) send_iteration(channel, i, step, thread);
+  }
 
   if (crash) {
     out.clear();

@@ -65,6 +65,28 @@ TEST(ProgramCapture, CrashAndStopAreStoredAsSuch) {
   EXPECT_EQ(store.load_run(out.run_id).kernels.size(), 3u);
 }
 
+// The counters pass runs the command a second time; its kernels are keyed to the traced ones at
+// the same launch position in the same window (the first timed iteration), also when the second
+// command line differs (a script told to write its results elsewhere).
+TEST(ProgramCapture, TheCountersPassIsKeyedToTheTracedKernelsOfItsWindow) {
+  auto store = new_store();
+  ProgramCaptureRequest r = request({"--iterations", "4", "--tag", "traced"});
+  r.warmup = 2;
+  r.counters = true;
+  r.counters_command = r.process.command;
+  r.counters_command.back() = "counters";
+  const ProgramCaptureOutcome out = capture_program(store, r);
+  ASSERT_EQ(out.status, storage::RunStatus::kOk) << out.error;
+  EXPECT_EQ(out.kernel_counters.rfind("ok: 1 kernels of iteration 2", 0), 0u) << out.kernel_counters;
+  const storage::RunData run = store.load_run(out.run_id);
+  ASSERT_EQ(run.kernel_metrics.size(), 1u);
+  // The fake target launches iteration i's kernel with correlation id 100 + i.
+  EXPECT_EQ(run.kernel_metrics[0].correlation_id, 102u);
+  EXPECT_EQ(run.kernel_metrics[0].value, 1002.0);
+  EXPECT_EQ(store.property("counters.run." + std::to_string(out.run_id) + ".kernels"),
+            out.kernel_counters);
+}
+
 TEST(ProgramCapture, NothingIsStoredWhenTheCommandCannotStart) {
   auto store = new_store();
   ProgramCaptureRequest r = request({});
