@@ -63,9 +63,6 @@ TEST(CliExitCodes, EveryBadArgumentIsTwo) {
       {"export", s},                              // nothing to write
       {"export", s, "--run", "7", "--csv", "-"},  // no such run
       {"import", "t.json"},                       // missing --out
-      {"capture", "--preset", "geglu-post", "--out", (dir / "c.fsdb").string(), "--iters", "0x10"},
-      {"capture", "--preset", "geglu-post", "--out", (dir / "c.fsdb").string(), "--device",
-       "99999999999999999999999"},
       {"advise", s, "--run", "0x1"},
   };
   for (const auto& args : cases) {
