@@ -20,13 +20,27 @@ void draw_lane_items(RowFrame& f, const analysis::LaneIndex& lane, ItemKind kind
     const ItemLookContext* context;
     const analysis::LaneIndex* lane;
     ItemLook (*look)(const ItemLookContext&, uint32_t);
-  } closure{&context, &lane, item_type(kind).look};
+    const RunMatches* matches;
+    ItemKind kind;
+    float dim;
+    ImU32 background;
+  } closure{&context,          &lane, item_type(kind).look, f.run->matches, kind, f.theme->find_dim,
+            f.theme->canvas_bg};
   const ItemLookFn look{&closure, [](const void* c, uint32_t position) {
                           const auto& cl = *static_cast<const Closure*>(c);
-                          return cl.look(*cl.context, cl.lane->item[position]);
+                          const uint32_t index = cl.lane->item[position];
+                          ItemLook l = cl.look(*cl.context, index);
+                          // With a Find query: matches outlined, the rest faded.
+                          if (cl.matches) {
+                            if (cl.matches->matches(cl.kind, index))
+                              l.highlight = true;
+                            else
+                              l.fill = blend(l.fill, cl.background, cl.dim);
+                          }
+                          return l;
                         }};
   f.draw->PushClipRect(ImVec2(f.clip.x, f.clip.y), ImVec2(f.clip.z, f.clip.w), true);
-  const int h = draw_row_boxes(f.draw, f.geo, boxes, look, *f.theme, f.mouse);
+  const int h = draw_row_boxes(f.draw, f.geo, lane, boxes, look, *f.theme, f.mouse);
   f.draw->PopClipRect();
   if (h < 0) return;
   const analysis::LodBox& box = boxes[static_cast<size_t>(h)];
@@ -37,6 +51,14 @@ void draw_lane_items(RowFrame& f, const analysis::LaneIndex& lane, ItemKind kind
   } else {
     hover.item = {f.run_index, kind, lane.item[box.first]};
   }
+}
+
+// The items of a lane that overlap [t0, t1).
+void lane_items_between(const analysis::LaneIndex& lane, ItemKind kind, int run_index, int64_t t0,
+                        int64_t t1, std::vector<ItemRef>& out) {
+  for (size_t i = lane.first_ending_after(t0); i < lane.size() && lane.start[i] < t1; ++i)
+    if (lane.end[i] > t0 || (lane.end[i] == lane.start[i] && lane.start[i] >= t0))
+      out.push_back({run_index, kind, lane.item[i]});
 }
 
 bool in(uint32_t i, uint32_t begin, uint32_t end) {
@@ -70,6 +92,11 @@ class RangeRow final : public TimelineRow {
     return item.kind == ItemKind::kRange && in(item.index, lane.range_begin, lane.range_end) &&
            d.ranges[item.index].depth == depth_;
   }
+  void items_between(const TimelineRun& run, int run_index, int64_t t0, int64_t t1,
+                     std::vector<ItemRef>& out) const override {
+    lane_items_between(run.run->index.cpu[lane_].ranges_by_depth[depth_], ItemKind::kRange,
+                       run_index, t0, t1, out);
+  }
 
  private:
   size_t lane_;
@@ -91,6 +118,11 @@ class ApiRow final : public TimelineRow {
   bool holds(const storage::RunData& d, const ItemRef& item) const override {
     const storage::CpuLane& lane = d.cpu_lanes[lane_];
     return item.kind == ItemKind::kApiCall && in(item.index, lane.api_begin, lane.api_end);
+  }
+  void items_between(const TimelineRun& run, int run_index, int64_t t0, int64_t t1,
+                     std::vector<ItemRef>& out) const override {
+    lane_items_between(run.run->index.cpu[lane_].api_calls, ItemKind::kApiCall, run_index, t0, t1,
+                       out);
   }
 
  private:
@@ -114,6 +146,12 @@ class GpuStreamRow final : public TimelineRow {
     const storage::GpuLane& lane = d.gpu_lanes[lane_];
     return (item.kind == ItemKind::kKernel && in(item.index, lane.kernel_begin, lane.kernel_end)) ||
            (item.kind == ItemKind::kMemop && in(item.index, lane.memop_begin, lane.memop_end));
+  }
+  void items_between(const TimelineRun& run, int run_index, int64_t t0, int64_t t1,
+                     std::vector<ItemRef>& out) const override {
+    const analysis::GpuRowIndex& index = run.run->index.gpu[lane_];
+    lane_items_between(index.kernels, ItemKind::kKernel, run_index, t0, t1, out);
+    lane_items_between(index.memops, ItemKind::kMemop, run_index, t0, t1, out);
   }
 
  private:

@@ -63,6 +63,10 @@ class TimelineRow {
   virtual void draw(RowFrame& frame, RowHover& hover) const = 0;
   // Whether this row draws `item` (the item's run is this row's run).
   virtual bool holds(const storage::RunData&, const ItemRef&) const { return false; }
+  // Appends the items of this row that overlap [t0_ns, t1_ns) of the run's clock (an area
+  // selection); `run_index` is the run's place among the drawn runs.
+  virtual void items_between(const TimelineRun&, int /*run_index*/, int64_t /*t0_ns*/,
+                             int64_t /*t1_ns*/, std::vector<ItemRef>& /*out*/) const {}
   // The tooltip for a hover that is not an item (a merged block, a chart sample).
   virtual void tooltip(const TimelineRun& run, const RowHover& hover, const TimelineState& state,
                        const Theme& theme) const;

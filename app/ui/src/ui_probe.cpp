@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include "session_edit.h"
+#include "views.h"
 
 namespace fusionscope::ui {
 
@@ -34,6 +35,31 @@ void timeline_lines(const AppState& app, Line& line) {
   std::snprintf(buf, sizeof buf, "%.0f %.0f", t.view_begin, t.view_end);
   line("timeline.view", buf);
   line("timeline.selected", item_text(app, t.selected));
+  // The timed iterations on the axis, and each shown run's origin (its time drawn at 0).
+  const std::vector<TimelineRun> runs = shown_timeline_runs(app);
+  double b = 0, e = 0;
+  if (iterations_extent(runs, b, e)) {
+    std::snprintf(buf, sizeof buf, "%.0f %.0f", b, e);
+    line("timeline.iterations", buf);
+  } else {
+    line("timeline.iterations", "");
+  }
+  std::string origins;
+  for (const TimelineRun& r : runs)
+    origins += (origins.empty() ? "" : " ") + std::to_string(r.origin_ns);
+  line("timeline.origins", origins);
+  std::snprintf(buf, sizeof buf, "%.0f", time_zero(t, runs));
+  line("timeline.zero", buf);
+  // Find: the query, and per kind "count total_ns".
+  const FindState& f = app.find;
+  line("find.query", f.open ? f.text : "");
+  line("find.error", f.error);
+  for (ItemKind k : item_kinds()) {
+    const KindTotals& totals = f.results.of(k);
+    line(std::string("find.") + item_type(k).name,
+         std::to_string(totals.count) + " " + std::to_string(totals.total_ns));
+  }
+  line("find.current", f.current < 0 ? "" : std::to_string(f.current));
   line("timeline.hovered", item_text(app, t.hovered));
 }
 
@@ -92,7 +118,9 @@ std::string ui_probe_text(const AppState& app) {
     selected += (selected.empty() ? "" : ",") + std::to_string(id);
   line("selected", selected);
   line("comparison", std::to_string(app.comparison.a) + "," + std::to_string(app.comparison.b));
+  line("comparison.verdict", app.comparison.verdict);
   line("view", app.view);
+  line("stats.run", std::to_string(app.stats.run));
   line("solo", app.solo);
   timeline_lines(app, line);
   if (app.lab.controller) {
