@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   cli::add_export_command(app);
   cli::add_screenshot_command(app);
   cli::add_calibrate_command(app);
+  cli::add_advise_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,8 +8,17 @@ configuration with the ratios.
 
   python3 scripts/bench_vs_torch.py --bench build-kernels/bench/kernels/kernels_bench \
       --preset geglu-post --preset mlp-narrow --preset linear-post
+
+--sweep runs the gated shapes of SWEEP (rows 1024-16384, dim 768-4096, hidden 3000-14336, bf16
+and fp16, gelu-tanh and silu) in our eager and gated-gemm variants next to PyTorch eager and
+torch.compile, prints the ratio table and checks the targets: gated-gemm at least TARGET_POST x
+torch.compile on the post's GeGLU and TARGET_SWEEP x on every other shape, and (with --dram,
+which runs Nsight Compute) DRAM bytes per forward pass never above eager's. The exit status is
+1 when a check or a target fails, so regressions show.
 """
 import argparse
+import csv
+import io
 import json
 import math
 import statistics
@@ -20,6 +29,49 @@ import torch
 import torch.nn.functional as F
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+# (rows, dim, hidden, dtype, activation); the second is the post's GeGLU, the last two the
+# Llama-3-8B widths; 3000 is a hidden width that is not a multiple of 128.
+SWEEP = [
+    (1024, 768, 3072, "bf16", "gelu-tanh"),
+    (8192, 768, 3072, "bf16", "gelu-tanh"),
+    (16384, 768, 3072, "fp16", "silu"),
+    (2048, 2048, 8192, "fp16", "silu"),
+    (4096, 1024, 3000, "fp16", "gelu-tanh"),
+    (4096, 2048, 5632, "bf16", "silu"),
+    (1024, 4096, 14336, "bf16", "silu"),
+    (8192, 4096, 14336, "bf16", "silu"),
+    (16384, 4096, 14336, "bf16", "gelu-tanh"),
+]
+POST = (8192, 768, 3072, "bf16", "gelu-tanh")
+TARGET_POST = 1.35
+TARGET_SWEEP = 1.05
+
+
+def sweep_config(shape):
+    rows, dim, hidden, dtype, act = shape
+    return {"activation": act, "bias": False, "dtype": dtype, "kind": "gated",
+            "name": f"g{rows}x{dim}x{hidden}", "rows": rows, "widths": [dim, hidden]}
+
+
+def ncu_dram_bytes(bench, cfg, variant, kernels):
+    """DRAM bytes read + written by one forward pass of our variant: the last `kernels` kernels
+    of a run of one iteration without the check (before them come the set-up kernels that fill
+    the weights and measure which GEMM configuration is fastest), read by Nsight Compute."""
+    cmd = ["ncu", "--metrics", "dram__bytes_read.sum,dram__bytes_write.sum", "--csv",
+           "--print-units", "base", bench, "--config", json.dumps(cfg), "--variant", variant,
+           "--warmup", "0", "--iters", "1", "--input-sets", "1", "--no-check", "--no-host-time"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
+    lines = [l for l in out.splitlines() if l.startswith('"')]
+    per_kernel = {}
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        if row.get("Metric Name") in ("dram__bytes_read.sum", "dram__bytes_write.sum"):
+            kid = int(row["ID"])
+            per_kernel[kid] = per_kernel.get(kid, 0.0) + float(row["Metric Value"].replace(",", ""))
+    ids = sorted(per_kernel)
+    if len(ids) < kernels:
+        return None
+    return sum(per_kernel[i] for i in ids[-kernels:])
 
 
 def activation(name):
@@ -109,49 +161,41 @@ def graphed(model, inputs):
     return lambda x: graphs[index[id(x)]].replay()
 
 
-def torch_times(cfg, warmup, iters, l2):
+def torch_times(cfg, warmup, iters, l2, with_graph=True):
     torch.manual_seed(0)
     model = build(cfg)
     sets = input_sets(cfg, l2)
     inputs = [torch.empty(cfg["rows"], cfg["widths"][0], device="cuda",
                           dtype=DTYPES[cfg["dtype"]]).uniform_(-1, 1) for _ in range(sets)]
     out = {"eager": time_fn(model, inputs, warmup, iters)}
-    try:
-        out["eager+graph"] = time_fn(graphed(model, inputs), inputs, warmup, iters)
-    except Exception as e:  # noqa: BLE001 - report and go on
-        print(f"  (eager in a graph failed: {e})", file=sys.stderr)
+    if with_graph:
+        try:
+            out["eager+graph"] = time_fn(graphed(model, inputs), inputs, warmup, iters)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"  (eager in a graph failed: {e})", file=sys.stderr)
     compiled = torch.compile(model)
     out["compile"] = time_fn(compiled, inputs, warmup, iters)
     return out, sets
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", required=True, help="path of the kernels_bench program")
-    ap.add_argument("--preset", action="append", help="presets (default: the three targets)")
-    ap.add_argument("--warmup", type=int, default=20)
-    ap.add_argument("--iters", type=int, default=200)
-    ap.add_argument("--json", help="write all figures here")
-    args = ap.parse_args()
+def run_ours(bench, cfg_args, extra, warmup, iters):
+    ours_json = "/tmp/fusionscope_kernels_bench.json"
+    proc = subprocess.run([bench, *cfg_args, "--warmup", str(warmup), "--iters", str(iters),
+                           "--json", ours_json, *extra], capture_output=True, text=True)
+    print(proc.stdout)
+    if proc.returncode != 0:
+        print(proc.stderr, file=sys.stderr)
+    return json.load(open(ours_json))
+
+
+def presets_mode(args, l2):
     presets = args.preset or ["geglu-post", "mlp-narrow", "linear-post"]
-
-    props = torch.cuda.get_device_properties(0)
-    l2 = getattr(props, "L2_cache_size", 50 * 2**20)
-    print(f"{props.name}, torch {torch.__version__}, L2 {l2 / 2**20:.0f} MiB")
-
     preset_args = sum((["--preset", p] for p in presets), [])
     cfgs = [json.loads(line) for line in subprocess.run(
         [args.bench, "--print-config", *preset_args], check=True, capture_output=True,
         text=True).stdout.splitlines() if line.strip()]
-    ours_json = "/tmp/fusionscope_kernels_bench.json"
-    proc = subprocess.run([args.bench, *preset_args, "--warmup", str(args.warmup), "--iters",
-                           str(args.iters), "--json", ours_json], capture_output=True, text=True)
-    print(proc.stdout)
-    if proc.returncode != 0:
-        print(proc.stderr, file=sys.stderr)
-    ours = json.load(open(ours_json))
-
-    report = []
+    ours = run_ours(args.bench, preset_args, [], args.warmup, args.iters)
+    report, failed = [], False
     for cfg in cfgs:
         t, sets = torch_times(cfg, args.warmup, args.iters, l2)
         mine = [r for r in ours if r["config"] == cfg]
@@ -163,14 +207,100 @@ def main():
                   f"{t['compile'] / us:>10.2f}x {'':>8}")
         for r in mine:
             us = r["median_us"]
+            failed |= not r["passed"]
             print(f"  {'ours ' + r['variant']:<26} {us:>10.1f} {t['eager'] / us:>8.2f}x "
                   f"{t['compile'] / us:>10.2f}x {r['host_us']:>8.2f}"
                   f"{'' if r['passed'] else '  CHECK FAILED'}")
         report.append({"config": cfg, "torch_us": t, "ours": mine})
+    return report, failed
+
+
+def sweep_mode(args, l2):
+    shapes = SWEEP
+    cfgs = [sweep_config(sh) for sh in shapes]
+    cfg_args = sum((["--config", json.dumps(c)] for c in cfgs), [])
+    ours = run_ours(args.bench, cfg_args, ["--variant", "eager", "--variant", "gated-gemm",
+                                           "--no-host-time", "--check-rows", "256"],
+                    args.warmup, args.iters)
+    rows, failed = [], False
+    for sh, cfg in zip(shapes, cfgs):
+        t, _ = torch_times(cfg, args.warmup, args.iters, l2, with_graph=False)
+        mine = {r["variant"]: r for r in ours if r["config"]["name"] == cfg["name"]}
+        g, e = mine.get("gated-gemm"), mine.get("eager")
+        row = {"shape": sh, "torch_us": t, "gated_us": g and g["median_us"],
+               "eager_us": e and e["median_us"], "passed": bool(g and g["passed"]),
+               "kernel_path": g and g["kernel_path"]}
+        if args.dram:
+            row["dram_eager"] = ncu_dram_bytes(args.bench, cfg, "eager", e["kernels"] if e else 5)
+            row["dram_gated"] = ncu_dram_bytes(args.bench, cfg, "gated-gemm",
+                                               g["kernels"] if g else 2)
+        target = TARGET_POST if sh == POST else TARGET_SWEEP
+        row["target"] = target
+        row["vs_compile"] = t["compile"] / row["gated_us"] if row["gated_us"] else 0
+        row["vs_eager"] = t["eager"] / row["gated_us"] if row["gated_us"] else 0
+        ok = row["passed"] and row["vs_compile"] >= target
+        if args.dram:
+            ok &= (row["dram_gated"] is not None and row["dram_eager"] is not None and
+                   row["dram_gated"] <= row["dram_eager"])
+        row["met"] = ok
+        failed |= not ok
+        rows.append(row)
+        print(f"  {cfg['name']} {sh[3]} {sh[4]}: torch eager {t['eager']:.1f} us, compile "
+              f"{t['compile']:.1f} us, ours gated-gemm {row['gated_us'] or 0:.1f} us", flush=True)
+
+    print(f"\nGated MLP sweep: ours gated-gemm (2 kernels) vs PyTorch, median us per forward pass")
+    head = (f"{'rows':>6} {'dim':>5} {'hidden':>6} {'dtype':>5} {'act':>9} {'eager':>8} "
+            f"{'compile':>8} {'gated':>8} {'vs eager':>8} {'vs comp':>8} {'target':>6}")
+    if args.dram:
+        head += f" {'DRAM eager MB':>13} {'DRAM gated MB':>13}"
+    print(head + "  result")
+    for r in rows:
+        rows_, dim, hidden, dtype, act = r["shape"]
+        t = r["torch_us"]
+        line = (f"{rows_:>6} {dim:>5} {hidden:>6} {dtype:>5} {act:>9} {t['eager']:>8.1f} "
+                f"{t['compile']:>8.1f} {r['gated_us'] or 0:>8.1f} {r['vs_eager']:>7.2f}x "
+                f"{r['vs_compile']:>7.2f}x {r['target']:>5.2f}x")
+        if args.dram:
+            fmt = lambda b: f"{b / 1e6:>13.1f}" if b is not None else f"{'n/a':>13}"
+            line += f" {fmt(r['dram_eager'])} {fmt(r['dram_gated'])}"
+        why = "" if r["passed"] else " (check failed)"
+        print(line + ("  met" if r["met"] else "  MISSED" + why))
+    print("kernels chosen at set-up (gated GEMM configuration; down projection):")
+    for r in rows:
+        print(f"  {r['shape'][0]} x {r['shape'][1]} -> {r['shape'][2]}: {r['kernel_path']}")
+    return rows, failed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", required=True, help="path of the kernels_bench program")
+    ap.add_argument("--preset", action="append", help="presets (default: the three targets)")
+    ap.add_argument("--sweep", action="store_true", help="the gated sweep with its targets")
+    ap.add_argument("--dram", action="store_true",
+                    help="with --sweep: DRAM bytes per forward pass through Nsight Compute")
+    ap.add_argument("--warmup", type=int, default=20)
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--json", help="write all figures here")
+    args = ap.parse_args()
+
+    props = torch.cuda.get_device_properties(0)
+    l2 = getattr(props, "L2_cache_size", 50 * 2**20)
+    print(f"{props.name}, torch {torch.__version__}, L2 {l2 / 2**20:.0f} MiB")
+
+    report, failed = {}, False
+    if args.preset or not args.sweep:
+        report["presets"], f = presets_mode(args, l2)
+        failed |= f
+    if args.sweep:
+        report["sweep"], f = sweep_mode(args, l2)
+        failed |= f
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
+    if failed:
+        print("\nFAILED: a check or a target was missed", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -20,9 +20,9 @@ shift || true
 
 gpu_tests=(tests/kernels/kernels_gpu_test tests/profiler/profiler_gpu_tests
   tests/profiler/lab_gpu_tests tests/profiler/lab_counters_gpu_tests
-  tests/counters/counters_gpu_test)
+  tests/counters/counters_gpu_test tests/profiler/counters_ncu_gpu_tests)
 programs=(app/fusionscope bench/kernels/kernels_bench bench/profiler/fusionscope_capture_overhead
-  bench/counters/counters_calibrate)
+  bench/counters/counters_calibrate tests/profiler/counters_ncu_workload)
 
 pack() {
   local build=${1:?build dir} dest=${2:?bundle dir}
@@ -30,9 +30,11 @@ pack() {
   for p in "${gpu_tests[@]}" "${programs[@]}"; do
     cp "$build/$p" "$dest/bin/" && strip --strip-debug "$dest/bin/$(basename "$p")"
   done
-  # Shared libraries of fusionscope that a bare GPU server may not have (the window system's).
+  # Shared libraries of fusionscope that a bare GPU server may not have (the window system's, and
+  # the trace importer's simdjson and ISA-L).
   ldd "$build/app/fusionscope" | awk '/=> \//{print $3}' |
-    grep -E 'libglfw|libGL|libEGL|libOpenGL|libX|libxcb|libbsd|libmd' | xargs -r cp -L -t "$dest/lib"
+    grep -E 'libglfw|libGL|libEGL|libOpenGL|libX|libxcb|libbsd|libmd|libsimdjson|libisal' |
+    xargs -r cp -L -t "$dest/lib"
   # EGL (headless screenshots on the server's driver) is loaded at run time, so ldd misses it.
   for l in libEGL.so.1 libGLX.so.0 libGL.so.1; do cp -L "/usr/lib/x86_64-linux-gnu/$l" "$dest/lib/"; done
   cp -L /usr/local/cuda/lib64/libcupti.so.13 "$dest/lib/" 2>/dev/null || true

@@ -43,7 +43,7 @@ export PATH="$(dirname "$NVCC"):$PATH"
 
 packages=(
   build-essential cmake pkg-config ccache git
-  libimgui-dev libglfw3-dev libstb-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libimgui-dev libglfw3-dev libstb-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsimdjson-dev libisal-dev
   libgl-dev libgtest-dev libbenchmark-dev
   fonts-dejavu-core
   xvfb xauth xdotool libgl1-mesa-dri

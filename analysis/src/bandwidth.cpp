@@ -70,6 +70,20 @@ double RunTraffic::min_bytes() const {
   return plan.ok ? plan.min_bytes : kUnknown;
 }
 
+double fewest_counted(double min_bytes, double min_write_bytes, double l2_bytes) {
+  if (!std::isfinite(min_bytes)) return kUnknown;
+  if (!(l2_bytes > 0) || !std::isfinite(min_write_bytes)) return min_bytes;
+  return min_bytes - std::min(std::max(min_write_bytes, 0.0), l2_bytes);
+}
+
+double RunTraffic::min_bytes_counted(double l2_bytes) const {
+  if (!plan.ok) return kUnknown;
+  double sum = 0;
+  for (const PlanTraffic::Op& o : plan.ops)
+    sum += fewest_counted(o.min_bytes, o.min_write_bytes, l2_bytes);
+  return sum;
+}
+
 double RunTraffic::excess_over_min() const {
   const double m = min_bytes();
   return m > 0 ? dram_bytes / m : kUnknown;
@@ -89,12 +103,15 @@ PlanTraffic plan_traffic(const storage::RunInfo& info) {
     const kernels::MlpConfig config = kernels::config_from_json(info.config_json);
     const kernels::Plan plan = kernels::make_plan(config, kernels::parse_variant(info.variant));
     for (const kernels::PlannedLaunch& l : plan.launches) {
-      auto it = std::find_if(p.min_bytes_by_op.begin(), p.min_bytes_by_op.end(),
-                             [&](const auto& e) { return e.first == l.op; });
-      if (it == p.min_bytes_by_op.end())
-        p.min_bytes_by_op.emplace_back(l.op, l.min_bytes);
-      else
-        it->second += l.min_bytes;
+      auto it = std::find_if(p.ops.begin(), p.ops.end(),
+                             [&](const PlanTraffic::Op& e) { return e.op == l.op; });
+      if (it == p.ops.end()) {
+        p.ops.push_back({l.op, l.min_bytes, l.min_write_bytes});
+      } else {
+        it->min_bytes += l.min_bytes;
+        it->min_write_bytes += l.min_write_bytes;
+      }
+      p.min_write_bytes += l.min_write_bytes;
     }
     p.min_bytes = plan.min_bytes();
     p.flops = plan.flops();
@@ -208,8 +225,8 @@ RunTraffic run_traffic(const storage::RunData& run) {
     out.kernels.push_back(t);
   }
 
-  std::map<std::string, double> plan_min(out.plan.min_bytes_by_op.begin(),
-                                         out.plan.min_bytes_by_op.end());
+  std::map<std::string, const PlanTraffic::Op*> plan_min;
+  for (const PlanTraffic::Op& o : out.plan.ops) plan_min.emplace(o.op, &o);
   bool any_flops = false;
   double flops = 0;
   for (const KernelTraffic& t : out.kernels) {
@@ -225,7 +242,10 @@ RunTraffic run_traffic(const storage::RunData& run) {
     if (it == out.ops.end()) {
       OpTraffic o;
       o.op = op;
-      if (auto m = plan_min.find(op); m != plan_min.end()) o.min_bytes = m->second;
+      if (auto m = plan_min.find(op); m != plan_min.end()) {
+        o.min_bytes = m->second->min_bytes;
+        o.min_write_bytes = m->second->min_write_bytes;
+      }
       out.ops.push_back(o);
       it = std::prev(out.ops.end());
     }
@@ -234,12 +254,13 @@ RunTraffic run_traffic(const storage::RunData& run) {
     ++it->kernels;
   }
   if (any_flops) out.flops = flops;
-  for (const auto& [op, bytes] : out.plan.min_bytes_by_op) {
+  for (const PlanTraffic::Op& p : out.plan.ops) {
     if (std::none_of(out.ops.begin(), out.ops.end(),
-                     [&](const OpTraffic& o) { return o.op == op; })) {
+                     [&](const OpTraffic& o) { return o.op == p.op; })) {
       OpTraffic o;
-      o.op = op;
-      o.min_bytes = bytes;
+      o.op = p.op;
+      o.min_bytes = p.min_bytes;
+      o.min_write_bytes = p.min_write_bytes;
       out.ops.push_back(o);
     }
   }

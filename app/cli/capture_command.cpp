@@ -200,7 +200,8 @@ void add_capture_command(CLI::App& app) {
   cmd->add_option("--device", opt->device, "CUDA device index")->check(CLI::Range(0, 1024));
   cmd->add_flag("--counters", opt->counters,
                 "Per run, a counters pass after the timed one: DRAM bytes, FLOPs and activity per "
-                "kernel (CUPTI range profiler, kernel replay)");
+                "kernel (CUPTI range profiler; the forward pass repeated per pass, the L2 swept "
+                "before each kernel: DRAM bytes as Nsight Compute counts them)");
   cmd->add_flag("--pm-sampling", opt->pm_sampling,
                 "Sample DRAM read/write throughput and SM/tensor activity over each run (CUPTI PM "
                 "sampling)");

@@ -14,6 +14,7 @@ void add_import_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_screenshot_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
+void add_advise_command(CLI::App& app);
 
 int& exit_code();
 

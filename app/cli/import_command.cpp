@@ -1,7 +1,15 @@
 // `fusionscope import TRACE --out SESSION [--append]`: a PyTorch profiler trace (Chrome trace JSON
 // from export_chrome_trace, plain or .gz) becomes one run of a session.
 // Exit codes: 0 imported (events that had to be skipped are listed), 1 the trace or the session
-// could not be read or written, 2 the arguments do not fit together.
+// could not be read or written, 2 the arguments do not fit together, 130 interrupted (Ctrl-C):
+// the import stops at the next chunk or batch and leaves no run behind.
+//
+// While it reads and writes, a line on standard error shows how far it has come (bytes and
+// events per second) when standard error is a terminal, or with --progress.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -9,6 +17,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "fusionscope/analysis/format.h"
 #include "fusionscope/interchange/interchange_error.h"
 #include "fusionscope/interchange/torch_trace_import.h"
 #include "fusionscope/storage/session_store.h"
@@ -25,6 +34,81 @@ struct ImportArgs {
   bool append = false;
   std::string run_name;
   std::string variant;
+  bool progress = false;
+};
+
+// Set by SIGINT; the import checks it between chunks of text and batches of records.
+std::atomic<bool> g_interrupted{false};
+
+void on_import_interrupt(int /*signal*/) {
+  g_interrupted.store(true, std::memory_order_relaxed);
+}
+
+// SIGINT sets g_interrupted while this lives; the previous handler comes back after.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_import_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &previous_);
+  }
+  ~InterruptGuard() { sigaction(SIGINT, &previous_, nullptr); }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
+// One line, rewritten in place on a terminal ("\r"), a line each time otherwise.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled), tty_(isatty(STDERR_FILENO) != 0) {}
+  ~ProgressLine() { finish(); }
+
+  void show(const interchange::ImportProgress& p) {
+    if (!enabled_) return;
+    using analysis::format_bytes;
+    using analysis::format_count;
+    std::string line;
+    const double s = p.seconds > 0 ? p.seconds : 1e-9;
+    if (p.phase == interchange::ImportProgress::Phase::kReading) {
+      line = "reading: " + format_bytes(static_cast<double>(p.file_bytes));
+      if (p.file_size > 0) {
+        line += " of " + format_bytes(static_cast<double>(p.file_size)) + " (" +
+                analysis::format_percent(static_cast<double>(p.file_bytes) /
+                                         static_cast<double>(p.file_size)) +
+                ")";
+      }
+      line += ", " + format_bytes(static_cast<double>(p.text_bytes)) + " of JSON, " +
+              format_count(p.events) + " events; " +
+              format_bytes(static_cast<double>(p.text_bytes) / s) + "/s, " +
+              format_count(static_cast<uint64_t>(static_cast<double>(p.events) / s)) + " events/s";
+    } else {
+      line = "writing: " + format_count(p.records) + " of " + format_count(p.records_total) +
+             " records; " +
+             format_count(static_cast<uint64_t>(static_cast<double>(p.records) / s)) + " records/s";
+    }
+    if (tty_) {
+      std::fprintf(stderr, "\r%-110s", line.c_str());
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
+  void finish() {
+    if (shown_ && tty_) std::fprintf(stderr, "\n");
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool tty_;
+  bool shown_ = false;
 };
 
 void print_summary(const TorchTrace& trace, const ImportArgs& args, int64_t run_id,
@@ -79,6 +163,12 @@ void print_summary(const TorchTrace& trace, const ImportArgs& args, int64_t run_
   }
 }
 
+// A session file this command created, with SQLite's journal files beside it.
+void remove_session_files(const std::string& path) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
+}
+
 int run_import(const ImportArgs& args) {
   std::error_code ec;
   const bool exists = fs::exists(args.out, ec);
@@ -90,11 +180,27 @@ int run_import(const ImportArgs& args) {
     return 2;
   }
 
+  InterruptGuard interrupts;
+  ProgressLine progress(args.progress || isatty(STDERR_FILENO) != 0);
+  interchange::ImportOptions import_options;
+  import_options.cancel = &g_interrupted;
+  import_options.progress = [&progress](const interchange::ImportProgress& p) { progress.show(p); };
+  auto cancelled = [&] {
+    progress.finish();
+    std::fprintf(stderr, "fusionscope import: interrupted; %s\n",
+                 exists ? ("no run was added to " + args.out).c_str()
+                        : (args.out + " was not created").c_str());
+    return 130;
+  };
+
   // Read the whole trace before touching any session, so a bad trace changes nothing.
   TorchTrace trace;
   try {
-    trace = interchange::read_torch_trace(args.trace);
+    trace = interchange::read_torch_trace(args.trace, import_options);
+  } catch (const interchange::ImportCancelled&) {
+    return cancelled();
   } catch (const interchange::InterchangeError& e) {
+    progress.finish();
     std::fprintf(stderr, "fusionscope import: %s\n", e.what());
     return 1;
   }
@@ -109,17 +215,24 @@ int run_import(const ImportArgs& args) {
       return storage::SessionStore::create(args.out, info);
     }();
     interchange::WriteOptions options{args.run_name, args.variant};
-    const int64_t run_id = interchange::write_torch_trace(store, trace, options);
+    const int64_t run_id = interchange::write_torch_trace(store, trace, options, import_options);
+    progress.finish();
     print_summary(trace, args, run_id, args.run_name.empty() ? trace.source_name : args.run_name,
                   created);
     return 0;
+  } catch (const interchange::ImportCancelled&) {
+    const int code = cancelled();
+    if (created) remove_session_files(args.out);
+    return code;
   } catch (const storage::StoreError& e) {
+    progress.finish();
     std::fprintf(stderr, "fusionscope import: %s\n", e.what());
   } catch (const std::exception& e) {
+    progress.finish();
     std::fprintf(stderr, "fusionscope import: writing %s failed: %s\n", args.out.c_str(), e.what());
   }
   // A session this command created and could not fill is removed rather than left half-made.
-  if (created) fs::remove(args.out, ec);
+  if (created) remove_session_files(args.out);
   return 1;
 }
 
@@ -133,6 +246,8 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--out,-o", args->out, "Session file (.fsdb) to create, or to add to")
       ->required();
   cmd->add_flag("--append", args->append, "Add the trace as a new run of an existing session");
+  cmd->add_flag("--progress", args->progress,
+                "Print progress lines even when standard error is not a terminal");
   cmd->add_option("--name", args->run_name, "Run name (default: the trace's file name)");
   cmd->add_option("--variant", args->variant,
                   "Run variant (default: torch-eager, torch-compile or torch-cuda-graph, "

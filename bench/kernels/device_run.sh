@@ -23,7 +23,7 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   cuobjdump -sass "$BIN/kernels_bench" > /tmp/sass.txt 2>&1
   awk '/Function :/{f=$3} /HGMMA/{n[f]++} END{for(k in n) print n[k], k}' /tmp/sass.txt | sort -k2 | head -20
   echo "HGMMA total: $(grep -c HGMMA /tmp/sass.txt)  HMMA total: $(grep -c 'HMMA\.' /tmp/sass.txt)"
-  grep -A0 "Function :.*gated_gemm_sm90" /tmp/sass.txt | head -2
+  grep -A0 "Function :.*hopper_gemm_kernel" /tmp/sass.txt | head -2
 
   step "unit tests"
   timeout 60 "$BIN/kernels_config_test" --gtest_brief=1
@@ -35,7 +35,7 @@ step() { echo; echo "=== $* ($(date +%T))"; }
   PYTHONUNBUFFERED=1 timeout 200 python3 scripts/bench_vs_torch.py --bench "$BIN/kernels_bench" \
       --json "$OUT/torch.json"
   step "Nsight Compute: DRAM bytes of our fused kernels"
-  for pair in "geglu-post gated-gemm gated_gemm" "mlp-narrow fully-fused fully_fused"; do
+  for pair in "geglu-post gated-gemm hopper_gemm" "mlp-narrow fully-fused fused_mlp"; do
     set -- $pair
     timeout 60 ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
         -k regex:"$3" --launch-skip 1 --launch-count 1 "$BIN/kernels_bench" --preset "$1" \

@@ -1,5 +1,6 @@
 #include "fusionscope/analysis/bandwidth.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -108,6 +109,30 @@ TEST(Bandwidth, PlansFewestBytesPerOpBesideTheMeasured) {
   // The GEMM gate reads x (8192 x 768) and its weight, writes 8192 x 3072, bf16.
   EXPECT_DOUBLE_EQ(t.ops[0].min_bytes, (8192.0 * 768 + 768.0 * 3072 + 8192.0 * 3072) * 2);
   EXPECT_NEAR(t.excess_over_min(), t.dram_bytes / plan.min_bytes(), 1e-12);
+  EXPECT_DOUBLE_EQ(t.ops[0].min_write_bytes, 8192.0 * 3072 * 2);
+}
+
+TEST(Bandwidth, FewestCountedLeavesOutWhatTheL2MayHold) {
+  // Counted per kernel from an L2 without dirty lines, a kernel's output can end in the L2: of
+  // the gate GEMM's 50.3 MB output in a 52.4 MB (50 MiB) L2 none need be counted.
+  const double l2 = 50.0 * 1024 * 1024;
+  EXPECT_DOUBLE_EQ(fewest_counted(67.6e6, 50.3e6, l2), 67.6e6 - 50.3e6);
+  // An output larger than the L2 has its excess counted.
+  EXPECT_DOUBLE_EQ(fewest_counted(268e6, 134e6, l2), 268e6 - l2);
+  // A small output may stay entirely.
+  EXPECT_DOUBLE_EQ(fewest_counted(67.6e6, 12.6e6, l2), 55e6);
+  // Unknown L2 size: the plan's fewest as it is; unknown fewest stays unknown.
+  EXPECT_DOUBLE_EQ(fewest_counted(67.6e6, 12.6e6, 0), 67.6e6);
+  EXPECT_TRUE(std::isnan(fewest_counted(kUnknown, 1e6, l2)));
+
+  const RunTraffic t = run_traffic(geglu_eager(0, 1, {0}));
+  const kernels::Plan plan =
+      kernels::make_plan(*kernels::find_preset("geglu-post"), kernels::Variant::kEager);
+  double expected = 0;
+  for (const auto& l : plan.launches) expected += l.min_bytes - std::min(l.min_write_bytes, l2);
+  EXPECT_NEAR(t.min_bytes_counted(l2), expected, 1.0);
+  EXPECT_DOUBLE_EQ(t.min_bytes_counted(0), plan.min_bytes());
+  EXPECT_LT(t.min_bytes_counted(l2), plan.min_bytes() - 200e6);  // five outputs, 214 MB
 }
 
 TEST(Bandwidth, RunWithoutCountersIsEmptyAndSaysWhyThereIsNoPlan) {

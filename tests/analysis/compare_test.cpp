@@ -21,7 +21,7 @@ storage::RunData geglu(bool fused, int iterations) {
     t += d + 1;
   };
   for (int it = 0; it < iterations; ++it) {
-    b.range(t, t + 1, "ProfilerStep#" + std::to_string(it + 2), 1);
+    b.range(t, t + 1, "mlp_fwd", 1, storage::RangeKind::kUserAnnotation);
     k("gemm_gu", "gate", 613);
     if (!fused) k("gelu", "gelu", 349);
     k("gemm_gu", "up", 624);

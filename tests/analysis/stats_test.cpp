@@ -162,7 +162,7 @@ TEST(TimedIterations, WarmupKernelsAreLeftOut) {
 
 TEST(TimedIterations, RunsWithoutIterationRangesCountEverything) {
   sample::RunBuilder b;
-  b.range(0, 100, "ProfilerStep#1", 1);
+  b.range(0, 100, "mlp_fwd", 1, storage::RangeKind::kUserAnnotation);
   b.kernel(10, 20, "k", "", 7, 1);
   const storage::RunData run = b.finish();
   EXPECT_TRUE(timed_kernel_mask(run).empty());
@@ -171,11 +171,36 @@ TEST(TimedIterations, RunsWithoutIterationRangesCountEverything) {
   EXPECT_EQ(s.timed_kernels, 1u);
 }
 
+// PyTorch's profiler marks each step "ProfilerStep#N" (numbers need not start at 0): an imported
+// trace's steps are its iterations, none of them warm-up unless the run says so.
+TEST(TimedIterations, ProfilerStepsOfAnImportedTraceAreIterations) {
+  storage::RunInfo info;
+  info.iterations = 2;
+  sample::RunBuilder b(info);
+  for (int n = 0; n < 2; ++n) {
+    const int64_t t = n * 1000;
+    b.range(t, t + 400, "ProfilerStep#" + std::to_string(n + 2), 1,
+            storage::RangeKind::kUserAnnotation);
+    b.api_call(t + 10, t + 20, "cudaLaunchKernel", 1, static_cast<uint32_t>(10 + n));
+    b.kernel(t + 30, t + 130, "k", "aten::mm", 7, static_cast<uint32_t>(10 + n));
+  }
+  b.kernel(5000, 5010, "outside", "", 7, 0);
+  const storage::RunData run = b.finish();
+  const std::vector<bool> mask = timed_kernel_mask(run);
+  ASSERT_EQ(mask.size(), 3u);
+  EXPECT_EQ(std::count(mask.begin(), mask.end(), true), 2);
+  const RunSummary s = summarize(run);
+  EXPECT_TRUE(s.timed_split);
+  EXPECT_DOUBLE_EQ(s.kernel_time_per_iteration_ns(), 100.0);
+}
+
 TEST(TimedIterations, NamesThatOnlyLookLikeIterations) {
   sample::RunBuilder b;
   b.range(0, 100, "iteration", 1);
   b.range(200, 300, "iteration 1b", 1);
   b.range(400, 500, "iterations 3", 1);
+  b.range(600, 700, "ProfilerStep#", 1);
+  b.range(800, 900, "ProfilerStep#2x", 1);
   b.kernel(10, 20, "k", "", 7, 1);
   EXPECT_TRUE(timed_kernel_mask(b.finish()).empty());
 }

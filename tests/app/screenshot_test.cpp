@@ -110,7 +110,7 @@ TEST_P(ScreenshotView, HasTheSizeAndIsNotBlank) {
 
 INSTANTIATE_TEST_SUITE_P(Views, ScreenshotView,
                          ::testing::Values("window", "timeline", "comparison", "stats", "runs",
-                                           "lab", "bandwidth", "roofline"),
+                                           "lab", "bandwidth", "roofline", "advice"),
                          [](const auto& param_info) { return param_info.param; });
 
 TEST(Screenshot, SizeIsHonoured) {

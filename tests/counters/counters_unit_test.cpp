@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -196,4 +197,97 @@ TEST(NoGpu, EveryEntryPointReportsNoDevice) {
   const auto clock = fc::measure_gpu_clock_offset();
   EXPECT_FALSE(clock.ok);
   EXPECT_FALSE(clock.error.empty());
+}
+
+namespace {
+
+// A pass as the range profiler returns it with flush_l2: each kernel of the workload preceded by
+// the L2 sweep's own range, which reads its whole buffer from DRAM.
+constexpr double kSweep = 157.3e6;
+
+fc::CounterPassResult swept_pass(const std::vector<std::pair<double, double>>& kernels_rw,
+                                 bool sweep_before_each) {
+  fc::CounterPassResult r;
+  r.metrics = {std::string(m::kDramRead), std::string(m::kDramWrite), std::string(m::kL2Bytes)};
+  for (size_t i = 0; i < kernels_rw.size(); ++i) {
+    if (sweep_before_each || i == 0) r.kernels.push_back({0, "", {kSweep, 24e6, kSweep}});
+    const auto [read, write] = kernels_rw[i];
+    r.kernels.push_back({0, "", {read, write, 2 * (read + write)}});
+  }
+  for (size_t i = 0; i < r.kernels.size(); ++i) r.kernels[i].index = i;
+  return r;
+}
+
+}  // namespace
+
+TEST(L2Sweeps, DroppedWhenTheyAlternateWithTheKernels) {
+  auto r = swept_pass({{26e6, 31e6}, {50e6, 27e6}, {100e6, 30e6}}, true);
+  ASSERT_EQ(r.kernels.size(), 6u);
+  fc::drop_l2_sweeps(r, 3, static_cast<size_t>(kSweep));
+  ASSERT_EQ(r.kernels.size(), 3u);
+  EXPECT_EQ(r.l2_sweeps, 3u);
+  EXPECT_DOUBLE_EQ(r.value(0, m::kDramRead), 26e6);
+  EXPECT_DOUBLE_EQ(r.value(1, m::kDramWrite), 27e6);
+  EXPECT_DOUBLE_EQ(r.value(2, m::kDramRead), 100e6);
+  EXPECT_EQ(r.kernels[2].index, 2u);
+}
+
+TEST(L2Sweeps, FoundByTheirTrafficWhenALaunchMadeTwoKernels) {
+  // The first announced launch made two kernels (e.g. a GEMM and its split-K reduction), so the
+  // sweep ranges do not alternate; they still stand out by reading the sweep buffer.
+  auto r = swept_pass({{26e6, 31e6}, {2e6, 12e6}}, false);
+  r.kernels.push_back({0, "", {kSweep, 20e6, kSweep}});
+  r.kernels.push_back({0, "", {60e6, 5e6, 130e6}});
+  ASSERT_EQ(r.kernels.size(), 5u);
+  fc::drop_l2_sweeps(r, 2, static_cast<size_t>(kSweep));
+  ASSERT_EQ(r.kernels.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.value(0, m::kDramRead), 26e6);
+  EXPECT_DOUBLE_EQ(r.value(1, m::kDramRead), 2e6);
+  EXPECT_DOUBLE_EQ(r.value(2, m::kDramRead), 60e6);
+}
+
+TEST(L2Sweeps, RefusedWhenTheyCannotBeToldApart) {
+  // A workload kernel that reads as much as the sweep makes three look-alikes for two sweeps.
+  auto r = swept_pass({{kSweep, 1e6}, {26e6, 31e6}}, false);
+  r.kernels.push_back({0, "", {kSweep, 20e6, kSweep}});
+  r.kernels.push_back({0, "", {60e6, 5e6, 130e6}});
+  EXPECT_THROW(fc::drop_l2_sweeps(r, 2, static_cast<size_t>(kSweep)), std::runtime_error);
+}
+
+TEST(DerivedMetrics, L2WriteBytesAreSectorsTimes32) {
+  fc::CounterPassResult r;
+  r.metrics = {std::string(m::kL2WriteSectors)};
+  r.kernels.push_back({0, "0", {1000.0}});
+  fc::add_derived_metrics(r);
+  EXPECT_DOUBLE_EQ(r.value(0, m::kL2WriteBytes), 32000.0);
+}
+
+TEST(MetricNames, DramMetricsNeedOnePassOnHopper) {
+  // One pass: kernel replay then needs no memory save and restore, whose dirty lines would be
+  // counted as the kernel's writes (docs/counters.md).
+  const auto check = fc::check_metrics_for_chip("GH100", fc::dram_kernel_metrics());
+  ASSERT_TRUE(check.status.ok()) << check.status.describe();
+  EXPECT_TRUE(check.missing.empty());
+  EXPECT_EQ(check.passes, 1u);
+}
+
+TEST(PmGaps, NoneWhenEverySampleFollowsTheLast) {
+  std::vector<fc::PmSample> s;
+  for (int i = 0; i < 100; ++i) s.push_back({i * 10'000, (i + 1) * 10'000, {}});
+  EXPECT_TRUE(fc::sample_gaps(s, 10'000, 100 * 10'000 + 20'000).empty());
+}
+
+TEST(PmGaps, MissingSamplesAndALostEndAreReportedExactly) {
+  std::vector<fc::PmSample> s;
+  for (int i = 0; i < 100; ++i)
+    if (i < 40 || i >= 55) s.push_back({i * 10'000, (i + 1) * 10'000, {}});
+  const auto gaps = fc::sample_gaps(s, 10'000, 5'000'000);
+  ASSERT_EQ(gaps.size(), 2u);
+  EXPECT_EQ(gaps[0].start_ns, 400'000);  // samples 40..54 lost
+  EXPECT_EQ(gaps[0].end_ns, 550'000);
+  EXPECT_EQ(gaps[1].start_ns, 1'000'000);  // from the last sample to the stop
+  EXPECT_EQ(gaps[1].end_ns, 5'000'000);
+  fc::PmSamplingResult r;
+  r.gaps = gaps;
+  EXPECT_EQ(r.lost_ns(), 150'000 + 4'000'000);
 }

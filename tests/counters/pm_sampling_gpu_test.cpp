@@ -268,3 +268,84 @@ TEST(PmSamplingGpu, TensorPipeIsBusyDuringGemms) {
   EXPECT_GT(sum / static_cast<double>(n), 50.0);
   EXPECT_LE(peak, 100.5);
 }
+
+namespace {
+
+void print_times(const fc::PmSamplingResult& r, double seconds) {
+  std::printf(
+      "%.1f s at %llu us: %zu samples; %zu gaps, %.3f ms lost; overflow %d; stop took %.3f s "
+      "(decode %.3f s in %zu calls, evaluation %.3f s over %zu images)\n",
+      seconds, static_cast<unsigned long long>(r.interval_ns / 1000), r.samples.size(),
+      r.gaps.size(), static_cast<double>(r.lost_ns()) * 1e-6, r.hardware_overflow ? 1 : 0,
+      r.times.stop_s, r.times.decode_s, r.times.decode_calls, r.times.evaluate_s, r.times.images);
+  for (size_t i = 0; i < r.gaps.size() && i < 8; ++i)
+    std::printf("  lost %.3f ms from %.3f ms after the start\n",
+                static_cast<double>(r.gaps[i].end_ns - r.gaps[i].start_ns) * 1e-6,
+                static_cast<double>(r.gaps[i].start_ns - r.started_ns) * 1e-6);
+}
+
+}  // namespace
+
+// Two seconds of a copy loop sampled every 10 us with `metrics`.
+fc::PmSamplingResult sample_two_seconds(const std::vector<std::string>& metrics) {
+  fc::CopyWorkload copy(size_t{1} << 30);
+  copy.launch();
+  fc::PmSamplingOptions options;
+  options.interval_ns = 10'000;
+  options.metrics = metrics;
+  fc::PmSampler sampler(options);
+  fc::PmSamplingResult r;
+  r.status = sampler.start();
+  if (!r.status.ok()) return r;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2)) {
+    for (int i = 0; i < 10; ++i) copy.launch();
+    cudaDeviceSynchronize();
+  }
+  return sampler.stop();
+}
+
+// Stopping takes well under a second, and every interval from the first sample to the stop is
+// either a sample or a reported gap, so a series that lost samples says exactly when.
+void expect_kept_or_accounted_for(const fc::PmSamplingResult& r) {
+  print_times(r, 2.0);
+  ASSERT_FALSE(r.samples.empty());
+  EXPECT_LT(r.times.stop_s, 1.0);
+  // Samples and gaps tile the time from the first sample to the last one (or to the stop).
+  int64_t covered = 0;
+  for (const auto& s : r.samples) covered += s.end_ns - s.start_ns;
+  const int64_t span =
+      std::max(r.samples.back().end_ns, r.gaps.empty() ? 0 : r.gaps.back().end_ns) -
+      r.samples.front().start_ns;
+  std::printf("covered by samples %.3f ms + gaps %.3f ms of %.3f ms\n",
+              static_cast<double>(covered) * 1e-6, static_cast<double>(r.lost_ns()) * 1e-6,
+              static_cast<double>(span) * 1e-6);
+  EXPECT_NEAR(static_cast<double>(covered + r.lost_ns()), static_cast<double>(span),
+              0.01 * static_cast<double>(span));
+  // Sampling ran for the whole loop: at least 2 s between the first sample and the stop.
+  EXPECT_GT(static_cast<double>(r.stopped_ns - r.samples.front().start_ns), 1.9e9);
+  if (r.gaps.empty()) {
+    EXPECT_GT(r.samples.size(), 190'000u);
+  }
+}
+
+// The default metrics (DRAM, SM and tensor activity): on an H100 with CUPTI 13.0 their samples
+// decode slower than 10 us apiece, so samples are lost, and the gaps say where.
+TEST(PmSamplingGpu, TwoSecondsAtTenMicrosecondsAreKeptOrAccountedFor) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  const fc::PmSamplingResult r = sample_two_seconds(fc::default_sample_metrics());
+  SKIP_IF_NO_SAMPLING(r.status);
+  ASSERT_TRUE(r.status.ok()) << r.status.describe();
+  expect_kept_or_accounted_for(r);
+}
+
+// DRAM bytes alone decode fast enough for 10 us: (nearly) every sample is kept.
+TEST(PmSamplingGpu, DramBytesAtTenMicrosecondsKeepUpForTwoSeconds) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  const fc::PmSamplingResult r = sample_two_seconds(fc::dram_sample_metrics());
+  SKIP_IF_NO_SAMPLING(r.status);
+  ASSERT_TRUE(r.status.ok()) << r.status.describe();
+  expect_kept_or_accounted_for(r);
+  const double span = static_cast<double>(r.samples.back().end_ns - r.samples.front().start_ns);
+  EXPECT_LT(static_cast<double>(r.lost_ns()), 0.05 * span);
+}

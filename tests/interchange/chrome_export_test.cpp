@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "fixture_json.h"
 #include "fusionscope/interchange/chrome_trace_export.h"
@@ -75,6 +76,66 @@ TEST_P(ChromeRoundTrip, KernelsAndDurationsSurviveImportStoreExportImport) {
   EXPECT_EQ(again.session.sm_count, original.session.sm_count);
   EXPECT_EQ(again.session.driver_version, original.session.driver_version);
   EXPECT_EQ(again.profiler_steps, original.profiler_steps);
+}
+
+// Every record with its strings resolved, so that runs of two sessions compare.
+struct Rows {
+  std::vector<
+      std::tuple<int64_t, int64_t, uint32_t, uint32_t, uint32_t, std::string, std::string, uint32_t,
+                 uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>
+      kernels;
+  std::vector<fusionscope::storage::MemopRecord> memops;
+  std::vector<std::tuple<int64_t, int64_t, uint32_t, uint32_t, std::string, int>> api_calls;
+  std::vector<std::tuple<int64_t, int64_t, uint32_t, std::string, int, uint16_t>> ranges;
+  int warmup = 0, iterations = 0;
+  std::string variant, dtype;
+  int64_t wall_ns = 0;
+  bool operator==(const Rows&) const = default;
+};
+
+Rows rows_of(const RunData& run) {
+  Rows r;
+  for (const auto& k : run.kernels) {
+    r.kernels.emplace_back(k.start_ns, k.end_ns, k.device, k.stream, k.correlation_id,
+                           run.str(k.name), run.str(k.op), k.grid.x, k.grid.y, k.grid.z, k.block.x,
+                           k.block.y, k.block.z, k.registers, k.static_smem, k.dynamic_smem);
+  }
+  r.memops = run.memops;
+  for (const auto& a : run.api_calls) {
+    r.api_calls.emplace_back(a.start_ns, a.end_ns, a.thread_id, a.correlation_id, run.str(a.name),
+                             static_cast<int>(a.domain));
+  }
+  for (const auto& g : run.ranges) {
+    r.ranges.emplace_back(g.start_ns, g.end_ns, g.thread_id, run.str(g.name),
+                          static_cast<int>(g.kind), g.depth);
+  }
+  r.warmup = run.info.warmup;
+  r.iterations = run.info.iterations;
+  r.variant = run.info.variant;
+  r.dtype = run.info.dtype;
+  r.wall_ns = run.info.wall_ns;
+  return r;
+}
+
+TEST_P(ChromeRoundTrip, ImportExportImportGivesIdenticalRows) {
+  // import -> session -> export -> import -> session: every record, field by field.
+  auto first = SessionStore::create(t::scratch_dir() / "a.fsdb", named("a"));
+  const RunData a =
+      first.load_run(write_torch_trace(first, read_torch_trace(t::fixture_path(GetParam()))));
+  const std::string text = chrome_text(a, first.session());
+  const TorchTrace again = parse_torch_trace(text, "exported");
+  EXPECT_EQ(again.stats.skipped, 0u);
+  auto second = SessionStore::create(t::scratch_dir() / "b.fsdb", named("b"));
+  const RunData b =
+      second.load_run(write_torch_trace(second, again, {.run_name = a.info.name, .variant = ""}));
+  const Rows ra = rows_of(a), rb = rows_of(b);
+  EXPECT_EQ(ra.kernels, rb.kernels);
+  EXPECT_EQ(ra.memops, rb.memops);
+  EXPECT_EQ(ra.api_calls, rb.api_calls);
+  EXPECT_EQ(ra.ranges, rb.ranges);
+  EXPECT_EQ(ra, rb);
+  // And a second export is the first, byte for byte (apart from the session's name).
+  EXPECT_EQ(chrome_text(b, first.session()), text);
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchFixtures, ChromeRoundTrip,

@@ -1,6 +1,7 @@
 // Writing imported traces into a session file and reading them back through the store.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <string>
 
@@ -116,6 +117,27 @@ TEST(TorchImportStore, ToRunDataMatchesWhatTheStoreLoads) {
   EXPECT_EQ(memory.end_ns, stored.end_ns);
   EXPECT_EQ(memory.gpu_lanes.size(), stored.gpu_lanes.size());
   EXPECT_EQ(memory.cpu_lanes.size(), stored.cpu_lanes.size());
+}
+
+TEST(TorchImportStore, CancelledWhileWritingLeavesNoRun) {
+  const auto path = t::scratch_dir() / "cancel.fsdb";
+  const TorchTrace trace = read_torch_trace(t::fixture_path(t::kGegluEager));
+  auto store = SessionStore::create(path, named("cancel"));
+  write_torch_trace(store, trace);
+  std::atomic<bool> cancel{false};
+  fusionscope::interchange::ImportOptions options;
+  options.cancel = &cancel;
+  int reports = 0;
+  options.progress = [&](const fusionscope::interchange::ImportProgress& p) {
+    ++reports;
+    EXPECT_EQ(p.phase, fusionscope::interchange::ImportProgress::Phase::kWriting);
+    cancel = true;  // after the first batch
+  };
+  EXPECT_THROW(write_torch_trace(store, trace, {}, options),
+               fusionscope::interchange::ImportCancelled);
+  EXPECT_GE(reports, 1);
+  ASSERT_EQ(store.runs().size(), 1u);
+  EXPECT_EQ(store.load_run(store.runs()[0].id).kernels.size(), 15u);
 }
 
 }  // namespace

@@ -57,6 +57,12 @@ TEST(Plan, GegluFlopsAndBytes) {
   EXPECT_LT(fused.min_bytes(), 0.5 * eager.min_bytes());
   EXPECT_GT(fused.min_bytes(), 130e6);
   EXPECT_LT(fused.min_bytes(), 150e6);
+  // Of those bytes, each launch's output: what may stay in the L2 when it ends.
+  EXPECT_DOUBLE_EQ(eager.launches[0].min_write_bytes, m * h * e);
+  EXPECT_DOUBLE_EQ(eager.launches[3].min_write_bytes, m * h * e);
+  EXPECT_DOUBLE_EQ(eager.launches[4].min_write_bytes, m * d * e);
+  EXPECT_DOUBLE_EQ(fused.launches[0].min_write_bytes, m * h * e);
+  for (const auto& l : eager.launches) EXPECT_LT(l.min_write_bytes, l.min_bytes) << l.op;
 }
 
 TEST(Plan, LinearIsOneGemmWithBiasEpilogue) {

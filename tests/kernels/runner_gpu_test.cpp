@@ -155,6 +155,10 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
   expect_correct(
       make(fk::MlpKind::kMlp, 40, {128, 112, 128}, true, fk::DType::kBf16, fk::Activation::kSilu),
       fk::Variant::kFullyFused, o);
+  // All 64 wide: the wgmma kernel on Hopper.
+  expect_correct(
+      make(fk::MlpKind::kMlp, 300, {64, 64, 64, 64}, true, fk::DType::kFp16, fk::Activation::kRelu),
+      fk::Variant::kFullyFused, o);
   expect_correct(
       make(fk::MlpKind::kLinear, 24, {16, 8}, true, fk::DType::kFp32, fk::Activation::kNone),
       fk::Variant::kEager, o);
@@ -174,6 +178,16 @@ TEST(RunnerGpuPresets, FullyFusedWidthBuckets) {
                       fk::Activation::kGeluTanh),
                  fk::Variant::kFullyFused);
   expect_correct(make(fk::MlpKind::kMlp, 65537, {64, 48, 64, 16}, false, fk::DType::kBf16,
+                      fk::Activation::kRelu),
+                 fk::Variant::kFullyFused);
+  // All 64 wide (the wgmma kernel on Hopper), rows that fill no tile, no bias, 2 and 8 layers.
+  expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(5, 64), false,
+                      fk::DType::kBf16, fk::Activation::kSilu),
+                 fk::Variant::kFullyFused);
+  expect_correct(make(fk::MlpKind::kMlp, 1000, std::vector<int64_t>(3, 64), true, fk::DType::kFp16,
+                      fk::Activation::kGeluTanh),
+                 fk::Variant::kFullyFused);
+  expect_correct(make(fk::MlpKind::kMlp, 4099, std::vector<int64_t>(9, 64), true, fk::DType::kBf16,
                       fk::Activation::kRelu),
                  fk::Variant::kFullyFused);
   expect_correct(make(fk::MlpKind::kMlp, 50000, std::vector<int64_t>(6, 128), true,

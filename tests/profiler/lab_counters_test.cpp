@@ -152,6 +152,8 @@ class FakeCounters : public HardwareCounters {
       r.samples.push_back({-2'000'000 + i * 10'000, -1'990'000 + i * 10'000, {0.0, 0.0}});
     for (int i = 0; i < 4; ++i)
       r.samples.push_back({10'000 + i * 10'000, 20'000 + i * 10'000, {1e12, 0.5e12}});
+    r.gaps = gaps;
+    r.hardware_overflow = !gaps.empty();
     return r;
   }
 
@@ -159,6 +161,7 @@ class FakeCounters : public HardwareCounters {
   counters::CounterStatus sampling_status;
   int kernels_profiled = kKernelsPerPass;
   int early_samples = 0;
+  std::vector<counters::PmGap> gaps;
   bool stopped_after_trace = false;
   const bool* trace_open = nullptr;
   int passes = 0;
@@ -272,6 +275,21 @@ TEST(LabCounters, SamplesOutsideTheIterationsAreDropped) {
   const std::string p = result.runs[0].pm_sampling;
   EXPECT_EQ(p.rfind("ok: 4 samples", 0), 0u) << p;
   EXPECT_NE(p.find("50 taken before or after them dropped"), std::string::npos) << p;
+}
+
+TEST(LabCounters, SamplesLostWithinTheIterationsAreSaidExactly) {
+  Bench b = make_bench("gaps.fsdb", 2, 3);
+  // The iterations run from 10 us to 32.5 us; 3 us of them and 1 ms after them have no samples.
+  b.counters->gaps = {{12'000, 15'000}, {40'000, 1'040'000}};
+  CaptureJob job = job_of(2, 3);
+  job.pm_sampling = true;
+  job.pm_interval_ns = 20'000;
+  const JobResult result = b.lab->run(b.store, job);
+  const std::string p = result.runs[0].pm_sampling;
+  EXPECT_EQ(p.rfind("ok: ", 0), 0u) << p;
+  EXPECT_NE(p.find("no samples for 3 us of the iterations in 1 gap(s), the first 2 us after"),
+            std::string::npos)
+      << p;
 }
 
 TEST(LabCounters, WithoutWarmupSamplingStartsAtSetup) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "fixture_json.h"
+#include "fusionscope/analysis/format.h"
+#include "fusionscope/interchange/torch_trace_import.h"
 #include "fusionscope/lab/session_report.h"
 #include "test_paths.h"
 
@@ -125,6 +128,58 @@ TEST(SessionReport, ShortKernelNames) {
       "fusionscope::kernels::detail::gelu_kernel");
   EXPECT_EQ(short_kernel_name("nvjet_tst_128x256_64x4_2x1_v_bz_coopA_NNT"),
             "nvjet_tst_128x256_64x4_2x1_v_bz_coopA_NNT");
+}
+
+TEST(SessionReport, KernelsSharingAShortNameStaySeparateRowsWithDistinctNames) {
+  // PyTorch's gelu and mul, as its profiler names them: both vectorized_elementwise_kernel.
+  const std::string gelu =
+      "void at::native::vectorized_elementwise_kernel<4, "
+      "at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::"
+      "{lambda()#2}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul> >"
+      "(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::"
+      "{lambda()#2}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul>)";
+  const std::string mul =
+      "void at::native::vectorized_elementwise_kernel<4, "
+      "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+      "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int, "
+      "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+      "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul>)";
+  const auto names = distinct_kernel_names({gelu, mul, "_Z11gemm_kernelIfLi128EEvPKfPfi"});
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_NE(names[0], names[1]);
+  EXPECT_EQ(names[0].rfind("at::native::vectorized_elementwise_kernel<...GeluCUDAKernelImpl", 0),
+            0u)
+      << names[0];
+  EXPECT_EQ(names[1].rfind("at::native::vectorized_elementwise_kernel<...BinaryFunctor", 0), 0u)
+      << names[1];
+  EXPECT_EQ(names[2], "gemm_kernel");  // alone with its short name: unchanged
+}
+
+TEST(SessionReport, ImportedRunShowsGpuPerIterationItsDateAndNoUnknownBandwidth) {
+  const auto path = testing::scratch_dir() / "imported.fsdb";
+  const auto trace = interchange::read_torch_trace(testing::fixture_path(testing::kGegluEager));
+  storage::SessionInfo info = trace.session;
+  info.name = "imported";
+  auto store = storage::SessionStore::create(path, info);
+  interchange::write_torch_trace(store, trace);
+  std::ostringstream out;
+  write_report(store, out);
+  const std::string text = out.str();
+  EXPECT_EQ(text.find("0 GB/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs\n"), std::string::npos) << text;
+  // The trace's own date (its baseTimeNanoseconds), not the import's.
+  EXPECT_NE(text.find("Captured 2026-10-01T"), std::string::npos) << text;
+  EXPECT_NE(text.find("captured: 2026-10-01T"), std::string::npos) << text;
+  // GPU time per profiler step: 3 steps, every kernel inside one.
+  const RunSummary s = summarize(store.load_run(store.runs()[0].id));
+  EXPECT_EQ(s.timed_kernels, 15u);
+  EXPECT_NE(text.find("0+3"), std::string::npos) << text;
+  const double per_step = static_cast<double>(s.timed_gpu_ns / 3);
+  const std::string shown = analysis::format_duration(per_step, per_step < 1e6 ? 1 : 2);
+  EXPECT_NE(text.find(shown), std::string::npos) << shown << "\n" << text;
+  // gelu and mul are separate rows.
+  EXPECT_NE(text.find("vectorized_elementwise_kernel<...Gelu"), std::string::npos) << text;
+  EXPECT_NE(text.find("vectorized_elementwise_kernel<...Binary"), std::string::npos) << text;
 }
 
 }  // namespace

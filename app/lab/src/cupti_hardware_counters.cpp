@@ -13,23 +13,31 @@ class CuptiHardwareCounters final : public HardwareCounters {
   counters::CounterPassResult kernel_pass(Executor& executor, const kernels::MlpConfig& config,
                                           kernels::Variant variant,
                                           const kernels::RunOptions& timing) override {
+    // User replay: the runner repeats the forward pass once per hardware pass, and the L2 is
+    // swept before each kernel, so each kernel's DRAM bytes are its own as Nsight Compute counts
+    // them (CUPTI's kernel replay would leave its memory save and restore dirty in the L2).
     counters::CounterPassOptions pass_options;
     pass_options.device = timing.device;
+    pass_options.replay = counters::ReplayMode::kUser;
+    pass_options.flush_l2 = true;
     counters::KernelCounterSession session(pass_options);
-    counters::CounterStatus begun{counters::CounterAvailability::kFailed,
-                                  "the counters pass never reached its timed iteration"};
+    const counters::CounterStatus begun = session.begin();
+    if (!begun.ok()) return session.end();
     counters::CounterPassResult pass;
     kernels::RunOptions o = timing;
-    // Warm-up launches run unprofiled (cuBLASLt picks and caches its kernels there); the one
-    // timed iteration is the profiled forward pass, launched as the timing pass launched it.
+    // Warm-up launches run unprofiled (cuBLASLt picks and caches its kernels there); each timed
+    // iteration is one pass, launched as the timing pass launched it, on one input set so that
+    // every pass gives the kernels the same data.
     o.warmup_iterations = 2;
-    o.timed_iterations = 1;
+    o.timed_iterations = static_cast<int>(session.passes());
+    o.input_sets = 1;
     o.use_graph = false;
     o.check = false;
     o.nvtx = false;
+    o.before_launch = [&session](void* stream) { session.before_kernel(stream); };
     o.on_progress = [&](const kernels::RunProgress& p) {
-      if (p.phase == kernels::RunProgress::Phase::kTimed && p.iteration == 0) {
-        begun = session.begin();
+      if (p.phase == kernels::RunProgress::Phase::kTimed) {
+        session.begin_pass();
       } else if (session.active() && (p.phase == kernels::RunProgress::Phase::kCheck ||
                                       p.phase == kernels::RunProgress::Phase::kDone)) {
         pass = session.end();
@@ -43,9 +51,7 @@ class CuptiHardwareCounters final : public HardwareCounters {
       r.error = e.what();
     }
     if (session.active()) pass = session.end();
-    if (!begun.ok()) {
-      pass.status = begun;
-    } else if (!r.ok || r.cancelled) {
+    if (!r.ok || r.cancelled) {
       pass.status = {counters::CounterAvailability::kFailed,
                      "the counters pass's run did not complete: " +
                          (r.error.empty() ? std::string("cancelled") : r.error)};

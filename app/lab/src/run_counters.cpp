@@ -107,7 +107,27 @@ std::string RunCounters::store_samples(storage::SessionStore& store, const stora
   // samples of the iterations, a few intervals either side.
   const size_t taken = r.samples.size();
   std::string kept = "from the first warm-up iteration to the end of the timed ones";
-  if (const auto extent = run ? iterations_extent(*run) : std::nullopt) {
+  std::string lost;
+  const auto extent = run ? iterations_extent(*run) : std::nullopt;
+  if (extent) {
+    // Time within the iterations that no sample covers (samples CUPTI lost), said exactly.
+    int64_t lost_ns = 0, first_ns = -1;
+    size_t gaps = 0;
+    for (const counters::PmGap& g : r.gaps) {
+      const int64_t from = std::max(g.start_ns, extent->first);
+      const int64_t to = std::min(g.end_ns, extent->second);
+      if (to <= from) continue;
+      ++gaps;
+      lost_ns += to - from;
+      if (first_ns < 0) first_ns = from - extent->first;
+    }
+    if (gaps > 0)
+      lost = "; no samples for " + micros(static_cast<uint64_t>(lost_ns)) + " of the iterations " +
+             "in " + std::to_string(gaps) + " gap(s), the first " +
+             micros(static_cast<uint64_t>(first_ns)) + " after they began (CUPTI's decoding " +
+             "fell behind)";
+  }
+  if (extent) {
     const int64_t margin = 2 * static_cast<int64_t>(r.interval_ns);
     std::erase_if(r.samples, [&](const counters::PmSample& x) {
       const int64_t t = x.start_ns + (x.end_ns - x.start_ns) / 2;
@@ -129,8 +149,10 @@ std::string RunCounters::store_samples(storage::SessionStore& store, const stora
   std::string text = std::string(analysis::kMetricsOk) + ": " + std::to_string(r.samples.size()) +
                      " samples every " + micros(r.interval_ns) + " " + kept + " (" +
                      r.clock_mapping + ")";
-  if (r.hardware_overflow)
-    text += "; the sampler's hardware buffer filled, so the series may end early";
+  text += lost;
+  if (r.hardware_overflow && lost.empty())
+    text +=
+        "; the sampler's hardware buffer filled, but no sample within the iterations is missing";
   if (r.dropped_samples > 0) text += "; " + std::to_string(r.dropped_samples) + " samples dropped";
   return text;
 }
@@ -170,11 +192,19 @@ std::string RunCounters::counters_pass(storage::SessionStore& store, const stora
     return std::string("counters: failed: ") + e.what();
   }
   store.insert_kernel_metrics(info.id, records);
+  if (pass.l2_bytes > 0)
+    store.set_property(std::string(analysis::kL2BytesProperty), std::to_string(pass.l2_bytes));
   stored = pass.kernels.size();
-  std::string text = std::string(analysis::kMetricsOk) + ": " +
-                     std::to_string(pass.kernels.size()) + " kernels of timed iteration " +
-                     std::to_string(info.warmup) + " (" + std::to_string(pass.passes) +
-                     " replay passes per kernel on " + pass.chip + ")";
+  std::string text =
+      std::string(analysis::kMetricsOk) + ": " + std::to_string(pass.kernels.size()) +
+      " kernels of timed iteration " + std::to_string(info.warmup) + " (" +
+      std::to_string(pass.passes) +
+      (pass.replay == counters::ReplayMode::kUser ? " passes of the forward pass (user replay)"
+                                                  : " replay passes per kernel") +
+      (pass.l2_sweeps > 0 ? ", the L2 swept before each kernel as Nsight Compute's "
+                            "cache control does"
+                          : "") +
+      ", on " + pass.chip + ")";
   if (!pass.skipped_metrics.empty()) {
     text += "; not on this chip:";
     for (const std::string& m : pass.skipped_metrics) text += " " + m;

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -96,6 +97,70 @@ std::string short_kernel_name(const std::string& name) {
   return out.empty() ? s : out;
 }
 
+namespace {
+
+// A demangled name without its leading return type and its parameter list, template arguments
+// kept: "vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl...>".
+std::string templated_name(const std::string& name) {
+  std::string s = name;
+  int status = 0;
+  if (char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status); d != nullptr) {
+    if (status == 0) s = d;
+    std::free(d);
+  }
+  int depth = 0;
+  std::size_t begin = 0, end = s.size();
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '<') ++depth;
+    if (c == '>' && depth > 0) --depth;
+    if (depth == 0 && c == ' ') begin = i + 1;  // past a return type ("void ")
+    if (depth == 0 && c == '(' && s.compare(i, 21, "(anonymous namespace)") != 0) {
+      end = i;
+      break;
+    }
+  }
+  return s.substr(begin, end - begin);
+}
+
+}  // namespace
+
+std::vector<std::string> distinct_kernel_names(const std::vector<std::string>& names) {
+  std::vector<std::string> out(names.size());
+  std::map<std::string, std::vector<std::size_t>> by_short;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out[i] = short_kernel_name(names[i]);
+    by_short[out[i]].push_back(i);
+  }
+  for (const auto& [short_name, group] : by_short) {
+    if (group.size() < 2) continue;
+    // Where the group's templated names start to differ, backed up to the start of that word:
+    // "vectorized_elementwise_kernel<...GeluCUDAKernelImpl(...". Distinct names that still read
+    // alike get a number.
+    std::vector<std::string> full;
+    for (std::size_t i : group) full.push_back(templated_name(names[i]));
+    std::size_t common = full[0].size();
+    for (const auto& f : full) {
+      std::size_t n = 0;
+      while (n < common && n < f.size() && f[n] == full[0][n]) ++n;
+      common = n;
+    }
+    while (common > 0 && (std::isalnum(static_cast<unsigned char>(full[0][common - 1])) != 0 ||
+                          full[0][common - 1] == '_')) {
+      --common;
+    }
+    std::map<std::string, int> seen;
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      std::string shown = short_name + "<..." + full[j].substr(std::min(common, full[j].size()));
+      if (full[j].size() <= common) shown = short_name;
+      const int n = ++seen[shown];
+      if (n > 1) shown += " #" + std::to_string(n);
+      out[group[j]] = shown;
+    }
+  }
+  return out;
+}
+
 RunSummary summarize(const RunData& run, std::size_t top_n) {
   RunSummary s;
   s.info = run.info;
@@ -113,7 +178,8 @@ RunSummary summarize(const RunData& run, std::size_t top_n) {
     first = std::min(first, k.start_ns);
     last = std::max(last, k.end_ns);
     if (k.correlation_id != 0) launches.push_back(k.correlation_id);
-    const std::string name = short_kernel_name(run.str(k.name));
+    // Totals per kernel (its full name); the names shown are made distinct below.
+    const std::string& name = run.str(k.name);
     auto add = [&](std::map<std::string, KernelTotal>& m) {
       KernelTotal& t = m[name];
       t.name = name;
@@ -133,6 +199,12 @@ RunSummary summarize(const RunData& run, std::size_t top_n) {
   s.span_ns = run.kernels.empty() ? 0 : last - first;
   s.top_is_timed = !in_timed.empty();
   for (const auto& [name, t] : s.top_is_timed ? in_timed : all) s.top.push_back(t);
+  // Different kernels with one short name (PyTorch's gelu and mul are both
+  // vectorized_elementwise_kernel) stay separate rows with names that tell them apart.
+  std::vector<std::string> full;
+  for (const auto& t : s.top) full.push_back(t.name);
+  const std::vector<std::string> shown = distinct_kernel_names(full);
+  for (std::size_t i = 0; i < s.top.size(); ++i) s.top[i].name = shown[i];
   std::sort(s.top.begin(), s.top.end(),
             [](const KernelTotal& a, const KernelTotal& b) { return a.total_ns > b.total_ns; });
   if (s.top.size() > top_n) s.top.resize(top_n);
@@ -146,9 +218,17 @@ void write_report(const storage::SessionStore& store, std::ostream& out, std::si
   if (!session.name.empty()) out << "  (" << session.name << ")";
   out << '\n';
   if (!session.gpu_name.empty()) {
-    char gpu[256];
-    std::snprintf(gpu, sizeof gpu, "%s, cc %d.%d, %d SMs, %.0f GB/s", session.gpu_name.c_str(),
-                  session.cc_major, session.cc_minor, session.sm_count, session.mem_bandwidth_gbs);
+    // Figures the session does not know (an import's bandwidth, say) are left out, not shown 0.
+    std::string gpu = session.gpu_name;
+    if (session.cc_major > 0) {
+      gpu += ", cc " + std::to_string(session.cc_major) + "." + std::to_string(session.cc_minor);
+    }
+    if (session.sm_count > 0) gpu += ", " + std::to_string(session.sm_count) + " SMs";
+    if (session.mem_bandwidth_gbs > 0) {
+      char bandwidth[32];
+      std::snprintf(bandwidth, sizeof bandwidth, ", %.0f GB/s", session.mem_bandwidth_gbs);
+      gpu += bandwidth;
+    }
     out << "GPU      " << gpu << '\n';
   }
   if (!session.driver_version.empty() || !session.cuda_version.empty())
@@ -182,6 +262,9 @@ void write_report(const storage::SessionStore& store, std::ostream& out, std::si
     out << "\n#" << s.info.id << " " << s.info.name << "  [" << storage::to_string(s.info.status)
         << "]\n";
     if (!s.info.error.empty()) out << "  error: " << s.info.error << '\n';
+    if (s.info.kind == "imported" && !s.info.created_utc.empty()) {
+      out << "  captured: " << s.info.created_utc << " (the trace's own date)\n";
+    }
     if (!s.info.trace_status.empty()) out << "  trace: " << s.info.trace_status << '\n';
     // Outcomes of the counters pass and PM sampling (capture --counters, --pm-sampling).
     if (auto p = store.property(analysis::kernel_counters_property(s.info.id)))

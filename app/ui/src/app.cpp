@@ -14,6 +14,7 @@
 #include "session_edit.h"
 #include "session_menu.h"
 #include "sweep_chart.h"
+#include "trace_import.h"
 #include "ui_probe.h"
 #include "view_registry.h"
 #include "views.h"
@@ -60,9 +61,11 @@ bool open_session_file(AppState& app, const fs::path& path, bool is_sample) {
   return true;
 }
 
-void begin_open_session(AppState& app, const fs::path& path, bool is_sample) {
+void begin_open_session(AppState& app, const fs::path& path, bool is_sample,
+                        std::string done_status) {
   app.loading = SessionLoader::open(path);
   app.loading_sample = is_sample;
+  app.loading_done_status = std::move(done_status);
   app.status = "Opening " + path.string();
 }
 
@@ -75,20 +78,13 @@ void begin_open_sample_session(AppState& app) {
   begin_open_session(app, sample, true);
 }
 
-void begin_import_trace(AppState& app, const fs::path& trace) {
-  const fs::path out = import_destination(trace);
-  app.loading = SessionLoader::import_trace(trace, out);
-  app.loading_sample = false;
-  app.status = "Importing " + trace.string() + " into " + out.string();
-}
-
 void open_dropped_files(AppState& app, const std::vector<std::string>& paths) {
   for (const std::string& p : paths) {
     const fs::path path(p);
     if (path.extension() == ".fsdb")
       begin_open_session(app, path);
     else if (is_trace_file(path))
-      begin_import_trace(app, path);
+      start_trace_import(app, path);
     else
       show_error(app, "Cannot open " + path.filename().string(),
                  p + " is neither a session (.fsdb) nor a PyTorch profiler trace (.json, "
@@ -96,28 +92,27 @@ void open_dropped_files(AppState& app, const std::vector<std::string>& paths) {
   }
 }
 
-namespace {
-
 // Takes a finished load: its session replaces the open one, or an error says why.
-void poll_loading(AppState& app) {
-  if (!app.loading || !app.loading->done()) return;
+bool poll_loading(AppState& app) {
+  if (!app.loading) return false;
+  if (!app.loading->done()) return true;
   std::string error;
   std::unique_ptr<Session> session = app.loading->take(&error);
   const fs::path path = app.loading->path();
-  const fs::path source = app.loading->source();
   const bool cancelled = app.loading->cancelled();
   const bool sample = app.loading_sample;
   app.loading.reset();
   if (session) {
     install_session(app, std::move(session), path, sample);
-    if (!source.empty()) app.status = "Imported " + source.string() + " into " + path.string();
-  } else if (cancelled) {
-    app.status = (source.empty() ? "Cancelled opening " : "Cancelled importing ") +
-                 (source.empty() ? path : source).string();
-  } else {
-    show_error(app, source.empty() ? "Cannot open session" : "Cannot import trace", error);
-  }
+    if (!app.loading_done_status.empty()) app.status = app.loading_done_status;
+  } else if (cancelled)
+    app.status = "Cancelled opening " + path.string();
+  else
+    show_error(app, "Cannot open session", error);
+  return false;
 }
+
+namespace {
 
 // The load in progress: what it is doing, how far it is, and Cancel.
 void draw_loading(AppState& app) {
@@ -132,10 +127,7 @@ void draw_loading(AppState& app) {
   ImGui::Begin("##loading", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_AlwaysAutoResize);
-  const fs::path& what =
-      app.loading->source().empty() ? app.loading->path() : app.loading->source();
-  ImGui::Text("%s %s", app.loading->source().empty() ? "Opening" : "Importing",
-              what.filename().c_str());
+  ImGui::Text("Opening %s", app.loading->path().filename().c_str());
   ImGui::TextDisabled("%s", p.stage.c_str());
   ImGui::ProgressBar(static_cast<float>(p.fraction), ImVec2(-em * 6, 0));
   ImGui::SameLine();
@@ -257,11 +249,12 @@ void draw_menu_bar(AppState& app) {
           app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open",
           app.session && !app.session->is_sample ? app.session->path.parent_path() : fs::path());
     if (ImGui::MenuItem("Open the sample session")) begin_open_sample_session(app);
-    const bool import_clicked = ImGui::MenuItem("Import trace...");
+    const bool import_clicked =
+        ImGui::MenuItem("Import PyTorch trace...", nullptr, false, !trace_import_running());
     probe_item(app, "menu.file.import");
     if (import_clicked)
-      open_file_browser(app.file_browser, FileBrowserMode::kOpen, "Import a PyTorch trace",
-                        ".json|.json.gz", "import");
+      open_file_browser(app.file_browser, FileBrowserMode::kOpen,
+                        "Import a PyTorch profiler trace (.json or .json.gz)", "", "import-trace");
     if (ImGui::BeginMenu("Recent", !app.recent.paths.empty())) {
       std::string chosen;
       for (const std::string& p : app.recent.paths)
@@ -379,9 +372,9 @@ void draw_welcome(AppState& app) {
   if (ImGui::Button("Open session..."))
     open_file_browser(app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open");
   ImGui::SameLine();
-  if (ImGui::Button("Import trace..."))
-    open_file_browser(app.file_browser, FileBrowserMode::kOpen, "Import a PyTorch trace",
-                      ".json|.json.gz", "import");
+  if (ImGui::Button("Import PyTorch trace..."))
+    open_file_browser(app.file_browser, FileBrowserMode::kOpen,
+                      "Import a PyTorch profiler trace (.json or .json.gz)", "", "import-trace");
   ImGui::SameLine();
   if (ImGui::Button("Open the sample session")) begin_open_sample_session(app);
   ImGui::SameLine();
@@ -418,7 +411,7 @@ void draw_popups(AppState& app) {
   if (app.file_browser.visible) app.probe.open_popup = "file browser";
   if (confirmed) {
     if (app.file_browser.purpose == "open") begin_open_session(app, chosen);
-    if (app.file_browser.purpose == "import") begin_import_trace(app, chosen);
+    if (app.file_browser.purpose == "import-trace") start_trace_import(app, chosen);
     if (app.file_browser.purpose == "screenshot" || app.file_browser.purpose == "screenshot-view") {
       app.pending_screenshot = chosen.string();
       app.screenshot_view_only = app.file_browser.purpose == "screenshot-view";
@@ -427,6 +420,7 @@ void draw_popups(AppState& app) {
     handle_session_file_choice(app, app.file_browser.purpose, chosen);
   }
   draw_session_popups(app);
+  draw_trace_import(app);
   if (app.error.open_requested) {
     ImGui::OpenPopup("###error");
     app.error.open_requested = false;

@@ -22,11 +22,13 @@ void open_sample_session(AppState& app);
 // The same on a worker thread (session_loader.h): the window keeps drawing, with the progress
 // and a Cancel; the session replaces the open one when it has loaded. Another load in progress
 // is cancelled.
-void begin_open_session(AppState& app, const std::filesystem::path& path, bool is_sample = false);
+// `done_status` replaces the status line's "Opened ..." once it has opened.
+void begin_open_session(AppState& app, const std::filesystem::path& path, bool is_sample = false,
+                        std::string done_status = {});
 void begin_open_sample_session(AppState& app);
 
-// Imports a PyTorch profiler trace into a new session beside it, on a worker, and opens it.
-void begin_import_trace(AppState& app, const std::filesystem::path& trace);
+// Once a frame (draw_app does it): takes a load that has finished. True while one is running.
+bool poll_loading(AppState& app);
 
 // Opens or imports each file dropped on the window: sessions (.fsdb) and traces (.json,
 // .json.gz); anything else is refused with the reason.

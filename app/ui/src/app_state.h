@@ -92,6 +92,7 @@ struct AppState {
   // A session (or a trace import) loading on a worker; `session` stays usable meanwhile.
   std::unique_ptr<SessionLoader> loading;
   bool loading_sample = false;
+  std::string loading_done_status;   // the status line once it has opened
   std::vector<std::string> dropped;  // files dropped on the window, handled on the next frame
   GpuStatus gpu;
   RecentFiles recent;

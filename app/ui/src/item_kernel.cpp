@@ -113,7 +113,8 @@ void counters_table(const TimelineRun& tr, const storage::KernelRecord& k) {
   const auto metrics = tr.run->metrics_for(k.correlation_id);
   if (metrics.empty()) return;
   ImGui::Spacing();
-  ImGui::TextDisabled("Hardware counters (counters pass, kernel replay)");
+  ImGui::TextDisabled(
+      "Hardware counters (counters pass: DRAM bytes as Nsight Compute counts them)");
   if (!ImGui::BeginTable("##counters", 2,
                          ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg))
     return;

@@ -1,7 +1,9 @@
 #include "metrics_common.h"
 
 #include <cstdio>
+#include <exception>
 #include <optional>
+#include <string>
 
 #include "fusionscope/analysis/configuration_key.h"
 
@@ -54,6 +56,17 @@ ImU32 run_colour(size_t index) {
 
 std::string ceiling_source(bool calibrated) {
   return calibrated ? "calibrated" : "theoretical";
+}
+
+double l2_bytes_of(const Session& session) {
+  const auto v = property(session, std::string(analysis::kL2BytesProperty));
+  if (!v) return 0.0;
+  try {
+    const double bytes = std::stod(*v);
+    return bytes > 0 ? bytes : 0.0;
+  } catch (const std::exception&) {
+    return 0.0;
+  }
 }
 
 }  // namespace fusionscope::ui

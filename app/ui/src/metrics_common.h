@@ -31,4 +31,7 @@ using analysis::format_flop_rate;
 // "DRAM: from the calibrated 2.82 TB/s" / "... theoretical ...": where a ceiling comes from.
 std::string ceiling_source(bool calibrated);
 
+// The GPU's L2 size the counters pass stored (analysis::kL2BytesProperty); 0 when unknown.
+double l2_bytes_of(const Session& session);
+
 }  // namespace fusionscope::ui

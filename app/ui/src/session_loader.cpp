@@ -2,9 +2,6 @@
 
 #include <system_error>
 
-#include "fusionscope/interchange/interchange_error.h"
-#include "fusionscope/interchange/torch_trace_import.h"
-
 namespace fusionscope::ui {
 
 namespace fs = std::filesystem;
@@ -25,45 +22,11 @@ bool is_trace_file(const fs::path& file) {
   return ends_with(name, ".json") || ends_with(name, ".json.gz");
 }
 
-fs::path import_destination(const fs::path& trace) {
-  std::string stem = trace.filename().string();
-  for (const char* ext : {".json.gz", ".json"})
-    if (ends_with(stem, ext)) {
-      stem.resize(stem.size() - std::string(ext).size());
-      break;
-    }
-  std::error_code ec;
-  fs::path dir = trace.parent_path().empty() ? fs::current_path(ec) : trace.parent_path();
-  // A directory we cannot write to: the temporary one.
-  const fs::path probe = dir / (".fusionscope-write-test-" + stem);
-  {
-    std::FILE* f = std::fopen(probe.c_str(), "w");
-    if (f) {
-      std::fclose(f);
-      fs::remove(probe, ec);
-    } else {
-      dir = fs::temp_directory_path(ec);
-    }
-  }
-  fs::path out = dir / (stem + ".fsdb");
-  for (int n = 2; fs::exists(out, ec); ++n) out = dir / (stem + "-" + std::to_string(n) + ".fsdb");
-  return out;
-}
-
 std::unique_ptr<SessionLoader> SessionLoader::open(fs::path path) {
   std::unique_ptr<SessionLoader> l(new SessionLoader());
   l->path_ = std::move(path);
   l->progress_.stage = "opening";
   l->worker_ = std::thread(&SessionLoader::run_open, l.get());
-  return l;
-}
-
-std::unique_ptr<SessionLoader> SessionLoader::import_trace(fs::path trace, fs::path session_path) {
-  std::unique_ptr<SessionLoader> l(new SessionLoader());
-  l->path_ = std::move(session_path);
-  l->source_ = std::move(trace);
-  l->progress_.stage = "reading the trace";
-  l->worker_ = std::thread(&SessionLoader::run_import, l.get());
   return l;
 }
 
@@ -134,37 +97,6 @@ void SessionLoader::run_open() {
     error_ = e.what();
   } catch (const std::bad_alloc&) {
     error_ = "not enough memory to load " + path_.string();
-  }
-  done_ = true;
-}
-
-void SessionLoader::run_import() {
-  bool created = false;
-  try {
-    set_progress("reading " + source_.filename().string(), 0.0);
-    const interchange::TorchTrace trace = interchange::read_torch_trace(source_);
-    set_progress("writing " + path_.filename().string(), 0.4);
-    {
-      storage::SessionInfo info = trace.session;
-      info.name = path_.stem().string();
-      storage::SessionStore store = storage::SessionStore::create(path_, info);
-      created = true;
-      interchange::write_torch_trace(store, trace);
-    }
-    result_ = load(0.6, 1.0);
-  } catch (const Cancelled&) {
-    error_ = "cancelled";
-  } catch (const interchange::InterchangeError& e) {
-    error_ = e.what();
-  } catch (const storage::StoreError& e) {
-    error_ = e.what();
-  } catch (const std::bad_alloc&) {
-    error_ = "not enough memory to import " + source_.string();
-  }
-  // A session this import made and could not fill is removed rather than left half-made.
-  if (!result_ && created) {
-    std::error_code ec;
-    fs::remove(path_, ec);
   }
   done_ = true;
 }

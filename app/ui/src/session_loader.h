@@ -1,6 +1,6 @@
-// Opening a session, or importing a PyTorch trace into a new one, on a worker thread: the window
-// keeps drawing (and the session already open stays usable) while a large file loads, with its
-// progress and a Cancel. A load that fails or is cancelled changes nothing.
+// Opening a session on a worker thread: the window keeps drawing (and the session already open
+// stays usable) while a large file loads, with its progress and a Cancel. A load that fails or is
+// cancelled changes nothing. (Importing a trace is trace_import.h; it opens its session here.)
 #pragma once
 
 #include <atomic>
@@ -23,16 +23,11 @@ class SessionLoader {
  public:
   // Loads the session file at `path`.
   static std::unique_ptr<SessionLoader> open(std::filesystem::path path);
-  // Reads a PyTorch profiler trace (.json, .json.gz) and writes it as a run into a new session
-  // at `session_path`, then loads that session.
-  static std::unique_ptr<SessionLoader> import_trace(std::filesystem::path trace,
-                                                     std::filesystem::path session_path);
   ~SessionLoader();
   SessionLoader(const SessionLoader&) = delete;
   SessionLoader& operator=(const SessionLoader&) = delete;
 
-  const std::filesystem::path& path() const { return path_; }      // the session's
-  const std::filesystem::path& source() const { return source_; }  // the trace, when importing
+  const std::filesystem::path& path() const { return path_; }  // the session's
   LoadProgress progress() const;
   bool done() const { return done_; }
   void cancel() { cancel_ = true; }
@@ -43,11 +38,10 @@ class SessionLoader {
  private:
   SessionLoader() = default;
   void run_open();
-  void run_import();
   void set_progress(std::string stage, double fraction);
   std::unique_ptr<Session> load(double from, double to);  // the session at path_
 
-  std::filesystem::path path_, source_;
+  std::filesystem::path path_;
   std::thread worker_;
   std::atomic<bool> cancel_{false};
   std::atomic<bool> done_{false};
@@ -57,11 +51,7 @@ class SessionLoader {
   std::string error_;
 };
 
-// Where an imported trace goes: beside it as <stem>.fsdb (or <stem>-2.fsdb, ... when taken),
-// else in the temporary directory.
-std::filesystem::path import_destination(const std::filesystem::path& trace);
-
-// Whether a dropped or chosen file is a session (.fsdb) or a trace to import (.json, .json.gz).
+// Whether a dropped file is a trace to import (.json, .json.gz) rather than a session.
 bool is_trace_file(const std::filesystem::path& file);
 
 }  // namespace fusionscope::ui

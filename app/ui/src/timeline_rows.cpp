@@ -1,5 +1,6 @@
 #include "timeline_rows.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "fusionscope/analysis/format.h"
@@ -65,6 +66,16 @@ bool in(uint32_t i, uint32_t begin, uint32_t end) {
   return i >= begin && i < end;
 }
 
+// A lane holding only framework annotations projected onto a GPU stream (imported traces'
+// gpu_user_annotation): drawn with that stream's row, not among the CPU threads.
+bool gpu_annotations_only(const storage::RunData& d, const storage::CpuLane& lane) {
+  if (lane.api_begin != lane.api_end || lane.range_begin == lane.range_end) return false;
+  for (uint32_t i = lane.range_begin; i < lane.range_end; ++i) {
+    if (d.ranges[i].kind != storage::RangeKind::kGpuAnnotation) return false;
+  }
+  return true;
+}
+
 class RunHeaderRow final : public TimelineRow {
  public:
   using TimelineRow::TimelineRow;
@@ -79,7 +90,12 @@ class RangeRow final : public TimelineRow {
  public:
   RangeRow(int run, int lane, int depth) : TimelineRow(run), lane_(lane), depth_(depth) {}
   std::string label(const TimelineRun& run) const override {
-    return depth_ == 0 ? "Thread " + std::to_string(run.run->data.cpu_lanes[lane_].thread_id) : "";
+    if (depth_ > 0) return "";
+    const storage::CpuLane& lane = run.run->data.cpu_lanes[lane_];
+    // A lane of GPU annotations is a stream's (its "thread" is the stream id).
+    return gpu_annotations_only(run.run->data, lane)
+               ? "Stream " + std::to_string(lane.thread_id) + " annotations"
+               : "Thread " + std::to_string(lane.thread_id);
   }
   bool label_is_dim() const override { return depth_ > 0; }
   float gap_after(const Theme&) const override { return 0; }
@@ -214,15 +230,36 @@ TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme, f
   for (int r = 0; r < static_cast<int>(runs.size()); ++r) {
     const LoadedRun& run = *runs[static_cast<size_t>(r)].run;
     add(std::make_unique<RunHeaderRow>(r));
-    for (int l = 0; l < static_cast<int>(run.index.cpu.size()); ++l) {
+    auto add_ranges = [&](int l) {
       const analysis::CpuRowIndex& cpu = run.index.cpu[static_cast<size_t>(l)];
       for (int d = 0; d < static_cast<int>(cpu.ranges_by_depth.size()); ++d)
         add(std::make_unique<RangeRow>(r, l, d));
+    };
+    std::vector<int> annotation_lanes;  // GPU annotations, drawn above their stream
+    for (int l = 0; l < static_cast<int>(run.index.cpu.size()); ++l) {
+      if (gpu_annotations_only(run.data, run.data.cpu_lanes[static_cast<size_t>(l)])) {
+        annotation_lanes.push_back(l);
+        continue;
+      }
+      add_ranges(l);
+      const analysis::CpuRowIndex& cpu = run.index.cpu[static_cast<size_t>(l)];
       if (!cpu.api_calls.empty()) add(std::make_unique<ApiRow>(r, l));
       y += gap;
     }
-    for (int l = 0; l < static_cast<int>(run.index.gpu.size()); ++l)
+    for (int l = 0; l < static_cast<int>(run.index.gpu.size()); ++l) {
+      const storage::GpuLane& g = run.data.gpu_lanes[static_cast<size_t>(l)];
+      for (int a : annotation_lanes) {
+        if (run.data.cpu_lanes[static_cast<size_t>(a)].thread_id == g.stream) add_ranges(a);
+      }
       add(std::make_unique<GpuStreamRow>(r, l));
+    }
+    // Annotations of a stream that ran no kernel or memop still show, after the streams.
+    for (int a : annotation_lanes) {
+      const uint32_t stream = run.data.cpu_lanes[static_cast<size_t>(a)].thread_id;
+      const bool drawn = std::any_of(run.data.gpu_lanes.begin(), run.data.gpu_lanes.end(),
+                                     [&](const storage::GpuLane& g) { return g.stream == stream; });
+      if (!drawn) add_ranges(a);
+    }
     for (MetricsRow m : metrics_rows(run.pm)) add(std::make_unique<MetricsChartRow>(r, m));
     y += gap;
   }

@@ -25,6 +25,8 @@ constexpr std::array kViews = {
     ViewInfo{"bandwidth", "Bandwidth", "DRAM bytes and bandwidth per kernel", draw_bandwidth_view},
     ViewInfo{"roofline", "Roofline", "kernels under the GPU's ceilings, log-log",
              draw_roofline_view},
+    ViewInfo{"advice", "Advice", "what fusing kernels would buy in one run, with the numbers",
+             draw_advice_view},
     ViewInfo{"runs", "Runs", "the session's runs table with its header and notes", draw_runs_view,
              false},
 };

@@ -35,6 +35,10 @@ void draw_bandwidth_view(AppState& app);
 // under the GPU's ceilings, log-log (roofline_view.cpp).
 void draw_roofline_view(AppState& app);
 
+// The Advice tab: the fusion advisor's rules on one run, with the numbers and links to the
+// kernels (advice_view.cpp).
+void draw_advice_view(AppState& app);
+
 // Label for a run in pickers and headers: "name" or "#id" when unnamed.
 std::string run_label(const storage::RunInfo& info);
 

@@ -31,10 +31,14 @@ class Executor {
   const std::string& kernel_path() const { return kernel_path_; }
   uint64_t allocated_bytes() const { return allocated_; }
 
-  // Enqueues one forward pass over input/output copy `set` (0 <= set < input_sets()).
-  void forward(cudaStream_t stream, int set, bool nvtx);
-  // Poisons output copy 0, runs one pass on it, and compares it with the fp32 reference.
-  Correctness check(cudaStream_t stream);
+  // Enqueues one forward pass over input/output copy `set` (0 <= set < input_sets()), calling
+  // `before_launch` (when set) before each launch.
+  void forward(cudaStream_t stream, int set, bool nvtx,
+               const std::function<void(void*)>* before_launch = nullptr);
+  // Poisons output copy 0, runs one pass on it, and compares it with the fp32 reference: every
+  // row, or when check_rows > 0 and smaller than rows, the first and last check_rows / 2 rows
+  // (where the edge tiles are; the reference of a large shape takes minutes on CUDA cores).
+  Correctness check(cudaStream_t stream, uint64_t check_rows = 0);
 
  private:
   struct Step {
@@ -45,7 +49,8 @@ class Executor {
   const void* input(int set) const;
   void* output(int set) const;
   void build_steps(GatedGemmPath path, int device);
-  void reference(cudaStream_t stream);
+  // The fp32 reference of rows [r0, r0 + n) into reference_output (rows from 0).
+  void reference(cudaStream_t stream, uint64_t r0, uint64_t n);
 
   MlpConfig config_;
   Variant variant_;

@@ -5,6 +5,7 @@
 #include "cuda_check.h"
 #include "element.cuh"
 #include "fully_fused_mlp.h"
+#include "fully_fused_mlp_sm90.h"
 #include "mma.cuh"
 
 namespace fusionscope::kernels::detail {
@@ -220,6 +221,10 @@ FullyFusedMlp::FullyFusedMlp(const MlpConfig& c, std::vector<const void*> weight
     : config_(c), weights_(std::move(weights)), biases_(std::move(biases)) {
   if (static_cast<int>(weights_.size()) > kFusedMaxLayers)
     throw CudaError("fully-fused: at most " + std::to_string(kFusedMaxLayers) + " layers");
+  if (FusedMlpSm90::applies(c, device)) {
+    sm90_ = std::make_unique<FusedMlpSm90>(c, weights_, biases_, device);
+    return;
+  }
   int widest = 0;
   for (auto w : c.widths) widest = std::max(widest, static_cast<int>(w));
   wmax_ = widest <= 32 ? 32 : widest <= 64 ? 64 : 128;
@@ -253,7 +258,19 @@ FullyFusedMlp::FullyFusedMlp(const MlpConfig& c, std::vector<const void*> weight
   blocks_ = static_cast<int>(std::min<int64_t>(wanted, int64_t{std::max(per_sm, 1)} * sms));
 }
 
+FullyFusedMlp::~FullyFusedMlp() = default;
+
+std::string FullyFusedMlp::describe() const {
+  if (sm90_) return sm90_->describe();
+  return "fully fused MLP: mma.sync, " + std::to_string(warps_) + " warps x " +
+         std::to_string(blocks_) + " blocks";
+}
+
 void FullyFusedMlp::run(const void* input, void* output, cudaStream_t stream) const {
+  if (sm90_) {
+    sm90_->run(input, output, stream);
+    return;
+  }
   FusedParams p{};
   p.input = input;
   p.output = output;

@@ -6,6 +6,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "../buffers.h"
@@ -13,12 +15,19 @@
 
 namespace fusionscope::kernels::detail {
 
+class FusedMlpSm90;
+
 class FullyFusedMlp {
  public:
   // weights[l] is [out_l, in_l] and biases[l] is [out_l] (null without bias), device memory.
   FullyFusedMlp(const MlpConfig& c, std::vector<const void*> weights,
                 std::vector<const void*> biases, int device);
+  ~FullyFusedMlp();
+  FullyFusedMlp(const FullyFusedMlp&) = delete;
+  FullyFusedMlp& operator=(const FullyFusedMlp&) = delete;
   void run(const void* input, void* output, cudaStream_t stream) const;
+  // Which kernel runs: the Hopper one (all widths 64) or mma.sync, with its launch shape.
+  std::string describe() const;
   int warps_per_block() const { return warps_; }
   int blocks() const { return blocks_; }
 
@@ -29,6 +38,7 @@ class FullyFusedMlp {
   int blocks_ = 0;
   size_t smem_ = 0;
   int wmax_ = 0;
+  std::unique_ptr<FusedMlpSm90> sm90_;  // set when FusedMlpSm90::applies()
 };
 
 }  // namespace fusionscope::kernels::detail

@@ -1,12 +1,11 @@
 // The gated GEMM: gate and up projections in ONE GEMM over interleaved weights whose epilogue
-// applies act(g) * u and writes only the product [rows, hidden]. Two kernels: wgmma + TMA with a
-// producer warpgroup and two consumer warpgroups (sm_90a), and mma.sync + cp.async (sm_80, also
-// runs on Hopper).
+// applies act(g) * u and writes only the product [rows, hidden]. Two kernels: the Hopper GEMM of
+// hopper_gemm.h (sm_90a: TMA, wgmma, warp specialisation, clusters) and mma.sync + cp.async
+// (sm_80, also runs on Hopper).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <map>
 #include <memory>
 #include <string>
 
@@ -15,31 +14,34 @@
 
 namespace fusionscope::kernels::detail {
 
+class HopperGemm;
+
 class GatedGemm {
  public:
-  // w_gate_up: [2 * hidden, dim] interleaved by launch_interleave_gate_up().
+  // w_gate_up: [2 * hidden, dim] interleaved by launch_interleave_gate_up(). On Hopper the
+  // kernel's configuration is measured once per shape on x [rows, dim] and product
+  // [rows, hidden] (overwritten), see tune_hopper_gemm().
   GatedGemm(DType dtype, uint64_t rows, uint64_t hidden, uint64_t dim, Activation act,
-            GatedGemmPath path, const void* w_gate_up, int device);
+            GatedGemmPath path, const void* w_gate_up, int device, const void* x, void* product);
   ~GatedGemm();
   GatedGemm(const GatedGemm&) = delete;
   GatedGemm& operator=(const GatedGemm&) = delete;
 
   void run(const void* x, void* product, cudaStream_t stream);
-  bool hopper() const { return hopper_; }
+  bool hopper() const { return hopper_ != nullptr; }
   std::string path_name() const;
+  double tuned_us() const { return tuned_us_; }
 
  private:
-  struct TensorMaps;
   DType dtype_;
   uint64_t rows_, hidden_, dim_;
   Activation act_;
   const void* w_;
-  bool hopper_ = false;
-  int sms_ = 0;
-  std::unique_ptr<TensorMaps> maps_;  // TMA descriptors, one per input buffer seen
+  std::unique_ptr<HopperGemm> hopper_;
+  double tuned_us_ = 0;
 };
 
-// The two kernels' launchers (one translation unit each).
+// The sm_80 kernel's launcher.
 struct GatedGemmArgs {
   const void* x;
   const void* w;
@@ -48,17 +50,8 @@ struct GatedGemmArgs {
   Activation act;
   DType dtype;
 };
-// Raise the kernels' shared-memory limits; once, before any launch or graph capture.
+// Raise the kernel's shared-memory limit; once, before any launch or graph capture.
 void prepare_gated_gemm_sm80(DType dtype, Activation act);
-void prepare_gated_gemm_sm90(DType dtype, Activation act);
 void launch_gated_gemm_sm80(const GatedGemmArgs& a, cudaStream_t stream);
-// True when the binary holds the sm_90a kernel and the device runs it.
-bool gated_gemm_sm90_available(int device);
-void launch_gated_gemm_sm90(const GatedGemmArgs& a, const void* tmap_x, const void* tmap_w, int sms,
-                            cudaStream_t stream);
-// A 2-D TMA descriptor (128-byte swizzle) for a row-major [rows, cols] tensor of 2-byte elements
-// with box [box_rows, 64]; written into `out` (a 128-byte CUtensorMap).
-void encode_tensor_map(void* out, const void* base, uint64_t rows, uint64_t cols,
-                       uint32_t box_rows);
 
 }  // namespace fusionscope::kernels::detail

@@ -72,6 +72,7 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
   const int sets = choose_input_sets(config, variant, r.device, o.input_sets);
   detail::Executor exec(config, variant, sets, o.gated_path, o.seed, o.device);
   r.kernel_path = exec.kernel_path();
+  r.plan = exec.plan();  // names the kernels chosen at set-up
   r.input_sets = exec.input_sets();
 
   RunState st;
@@ -103,7 +104,7 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
     if (o.use_graph) {
       FS_CUDA(cudaGraphLaunch(st.graphs[s], st.stream));
     } else {
-      exec.forward(st.stream, s, o.nvtx);
+      exec.forward(st.stream, s, o.nvtx, &o.before_launch);
     }
   };
 
@@ -148,7 +149,7 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
   }
   if (o.check) {
     report(o, RunProgress::Phase::kCheck, 0, 1);
-    r.correctness = exec.check(st.stream);
+    r.correctness = exec.check(st.stream, o.check_rows);
   }
   report(o, RunProgress::Phase::kDone, 0, 1);
   r.ok = true;

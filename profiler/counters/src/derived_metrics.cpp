@@ -14,6 +14,8 @@ namespace {
 // CUPTI counts tensor-path work in "math ops" where one multiply-add is two ops, the same
 // convention as FLOPs: a bf16 GEMM of M x N x K reads 2*M*N*K of them.
 constexpr double kFlopsPerTensorOp = 1.0;
+// The L2 counts in 32-byte sectors.
+constexpr double kBytesPerSector = 32.0;
 
 std::optional<size_t> column(const CounterPassResult& r, std::string_view name) {
   for (size_t i = 0; i < r.metrics.size(); ++i) {
@@ -28,6 +30,7 @@ void add_derived_metrics(CounterPassResult& r) {
   namespace m = metric;
   const auto read = column(r, m::kDramRead), write = column(r, m::kDramWrite);
   const auto duration = column(r, m::kDuration);
+  const auto l2_write = column(r, m::kL2WriteSectors);
   const auto ffma = column(r, m::kFfma), fadd = column(r, m::kFadd), fmul = column(r, m::kFmul);
   std::vector<size_t> tensor;
   for (std::string_view name : {m::kTensorOpsBf16, m::kTensorOpsFp16, m::kTensorOpsTf32}) {
@@ -44,6 +47,7 @@ void add_derived_metrics(CounterPassResult& r) {
   };
   const Column derived[] = {
       {m::kDramBytes, "byte", has_dram},
+      {m::kL2WriteBytes, "byte", l2_write.has_value()},
       {m::kTensorFlops, "flop", has_tensor},
       {m::kFp32Flops, "flop", has_fp32},
       {m::kFlops, "flop", has_flops},
@@ -74,6 +78,7 @@ void add_derived_metrics(CounterPassResult& r) {
       if (const auto c = column(r, name)) k.values[*c] = value;
     };
     if (has_dram) set(m::kDramBytes, dram);
+    if (l2_write) set(m::kL2WriteBytes, kBytesPerSector * v(l2_write));
     if (has_tensor) set(m::kTensorFlops, tensor_flops);
     if (has_fp32) set(m::kFp32Flops, fp32_flops);
     if (has_flops) set(m::kFlops, flops);

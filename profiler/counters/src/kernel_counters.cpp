@@ -4,13 +4,17 @@
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "cupti_status.h"
 #include "device_context.h"
+#include "fusionscope/counters/l2_flush.h"
 #include "fusionscope/counters/metric_names.h"
 #include "profiler_host.h"
 
@@ -27,7 +31,20 @@ const std::vector<std::string>& default_kernel_metrics() {
          {m::kDuration, m::kDramRead, m::kDramWrite, m::kL2Bytes, m::kL1Bytes,
           m::kDramThroughputPct, m::kSmActivePct, m::kSmIssuePct, m::kTensorActivePct,
           m::kTensorHmmaActivePct, m::kTensorOpsBf16, m::kTensorOpsFp16, m::kTensorOpsTf32,
-          m::kFfma, m::kFadd, m::kFmul}) {
+          m::kFfma, m::kFadd, m::kFmul, m::kL2WriteSectors}) {
+      v.emplace_back(name);
+    }
+    return v;
+  }();
+  return metrics;
+}
+
+const std::vector<std::string>& dram_kernel_metrics() {
+  static const std::vector<std::string> metrics = [] {
+    namespace m = metric;
+    std::vector<std::string> v;
+    for (std::string_view name : {m::kDuration, m::kDramRead, m::kDramWrite, m::kL2Bytes,
+                                  m::kL2WriteSectors, m::kDramThroughputPct}) {
       v.emplace_back(name);
     }
     return v;
@@ -56,8 +73,18 @@ struct KernelCounterSession::Impl {
   std::vector<uint8_t> config;
   std::vector<uint8_t> counter_data;
   CounterPassResult result;
+  bool user_replay = false;
+  bool all_submitted = false;
+  size_t passes_run = 0;
+  std::optional<CounterStatus> pass_failure;  // the first failure of a user-replay pass
+  std::unique_ptr<L2Flusher> flusher;         // flush_l2
+  size_t sweeps_this_pass = 0;
+  std::optional<size_t> sweeps_per_pass;
 
+  size_t range_capacity() const { return options.max_kernels * (options.flush_l2 ? 2 : 1); }
   void begin();
+  void start();
+  void stop_pass();
   void collect();
   void release();
 };
@@ -70,6 +97,25 @@ void KernelCounterSession::Impl::begin() {
   api = std::make_unique<detail::ProfilerApi>();
   detail::require_support(device, CUPTI_PROFILER_RANGE_PROFILING);
   result.chip = detail::chip_name(device);
+  result.replay = options.replay;
+  int l2 = 0;
+  if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device.index) == cudaSuccess && l2 > 0)
+    result.l2_bytes = static_cast<size_t>(l2);
+  sweeps_this_pass = 0;
+  sweeps_per_pass.reset();
+  if (options.flush_l2) {
+    // The sweeps' ranges are told apart by their traffic, so L2 and DRAM bytes are collected.
+    for (std::string_view needed : {metric::kL2Bytes, metric::kDramRead}) {
+      if (std::find(options.metrics.begin(), options.metrics.end(), needed) ==
+          options.metrics.end())
+        options.metrics.emplace_back(needed);
+    }
+    try {
+      flusher = std::make_unique<L2Flusher>(options.device);
+    } catch (const std::exception& e) {
+      detail::fail(CounterAvailability::kFailed, e.what());
+    }
+  }
 
   // No counter availability image: with the one cuptiProfilerGetCounterAvailability() returns,
   // CUPTI 13.0 crashes in the host calls that follow (seen on an H100, driver 580). Without it
@@ -92,8 +138,8 @@ void KernelCounterSession::Impl::begin() {
   size.pRangeProfilerObject = profiler;
   size.pMetricNames = const_cast<const char**>(host->metric_names().data());
   size.numMetrics = host->metric_names().size();
-  size.maxNumOfRanges = options.max_kernels;
-  size.maxNumRangeTreeNodes = static_cast<uint32_t>(options.max_kernels);
+  size.maxNumOfRanges = range_capacity();
+  size.maxNumRangeTreeNodes = static_cast<uint32_t>(range_capacity());
   check_cupti(cuptiRangeProfilerGetCounterDataSize(&size), "sizing the counter data");
   counter_data.assign(size.counterDataSize, 0);
 
@@ -104,7 +150,12 @@ void KernelCounterSession::Impl::begin() {
   init.pCounterData = counter_data.data();
   check_cupti(cuptiRangeProfilerCounterDataImageInitialize(&init), "preparing the counter data");
 
-  // One range per kernel launch, each kernel replayed by CUPTI once per pass.
+  // One range per kernel launch; each kernel replayed by CUPTI once per pass, or the whole
+  // workload by the caller (user replay).
+  user_replay = options.replay == ReplayMode::kUser;
+  all_submitted = false;
+  passes_run = 0;
+  pass_failure.reset();
   auto set = detail::cupti_params<CUpti_RangeProfiler_SetConfig_Params>(
       CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   set.pRangeProfilerObject = profiler;
@@ -113,14 +164,17 @@ void KernelCounterSession::Impl::begin() {
   set.counterDataImageSize = counter_data.size();
   set.pCounterDataImage = counter_data.data();
   set.range = CUPTI_AutoRange;
-  set.replayMode = CUPTI_KernelReplay;
-  set.maxRangesPerPass = options.max_kernels;
+  set.replayMode = user_replay ? CUPTI_UserReplay : CUPTI_KernelReplay;
+  set.maxRangesPerPass = range_capacity();
   set.numNestingLevels = 1;
   set.minNestingLevel = 1;
   set.passIndex = 0;
   set.targetNestingLevel = 1;
   check_cupti(cuptiRangeProfilerSetConfig(&set), "configuring the range profiler");
+  if (!user_replay) start();
+}
 
+void KernelCounterSession::Impl::start() {
   auto start = detail::cupti_params<CUpti_RangeProfiler_Start_Params>(
       CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   start.pRangeProfilerObject = profiler;
@@ -128,7 +182,7 @@ void KernelCounterSession::Impl::begin() {
   started = true;
 }
 
-void KernelCounterSession::Impl::collect() {
+void KernelCounterSession::Impl::stop_pass() {
   // Kernels launched asynchronously must have run before the profiler stops.
   const cudaError_t sync = cudaDeviceSynchronize();
   detail::trace("synchronising the device", CUPTI_SUCCESS);
@@ -141,9 +195,80 @@ void KernelCounterSession::Impl::collect() {
     detail::fail(CounterAvailability::kFailed,
                  std::string("the workload failed on the GPU: ") + cudaGetErrorString(sync));
   }
-  if (!stop.isAllPassSubmitted) {
+  ++passes_run;
+  all_submitted = stop.isAllPassSubmitted != 0;
+  // Every pass must launch the same kernels, so the same number of sweeps.
+  if (!sweeps_per_pass) {
+    sweeps_per_pass = sweeps_this_pass;
+  } else if (*sweeps_per_pass != sweeps_this_pass && !pass_failure) {
+    pass_failure = CounterStatus{
+        CounterAvailability::kFailed,
+        "pass " + std::to_string(passes_run) + " announced " + std::to_string(sweeps_this_pass) +
+            " kernel(s) but the first pass " + std::to_string(*sweeps_per_pass) +
+            "; user replay needs the same launches in every pass"};
+  }
+  sweeps_this_pass = 0;
+}
+
+namespace {
+
+// Indexes of the L2 sweeps among a pass's ranges: `sweeps` of them, each just before a kernel of
+// the workload. A sweep reads its whole buffer from DRAM through the L2 and little else does, so
+// when the ranges alternate (one kernel per announced launch) every other one must look like it;
+// otherwise the sweeps are the ranges that read as much as the buffer. Empty when neither holds.
+std::vector<size_t> find_sweeps(const CounterPassResult& r, size_t sweeps, double buffer) {
+  const auto looks_like_sweep = [&](size_t k) {
+    const double read = r.value(k, metric::kDramRead), l2 = r.value(k, metric::kL2Bytes);
+    return read >= 0.8 * buffer && read <= 1.2 * buffer && (!(l2 >= 0) || l2 >= 0.9 * buffer);
+  };
+  std::vector<size_t> out;
+  if (r.kernels.size() == 2 * sweeps) {
+    for (size_t k = 0; k < r.kernels.size(); k += 2) out.push_back(k);
+    bool all = true;
+    for (size_t k : out) all = all && looks_like_sweep(k);
+    if (all) return out;
+    out.clear();
+  }
+  for (size_t k = 0; k < r.kernels.size(); ++k)
+    if (looks_like_sweep(k)) out.push_back(k);
+  if (out.size() != sweeps) out.clear();
+  return out;
+}
+
+}  // namespace
+
+void drop_l2_sweeps(CounterPassResult& r, size_t sweeps, size_t buffer_bytes) {
+  if (sweeps == 0) return;
+  const std::vector<size_t> found = find_sweeps(r, sweeps, static_cast<double>(buffer_bytes));
+  if (found.empty()) {
+    throw std::runtime_error("could not tell the " + std::to_string(sweeps) +
+                             " L2 sweep(s) from the workload's " + "kernels among " +
+                             std::to_string(r.kernels.size()) + " ranges");
+  }
+  std::vector<KernelCounters> kept;
+  size_t next = 0;
+  for (size_t k = 0; k < r.kernels.size(); ++k) {
+    if (next < found.size() && found[next] == k) {
+      ++next;
+      continue;
+    }
+    kept.push_back(std::move(r.kernels[k]));
+    kept.back().index = kept.size() - 1;
+  }
+  r.kernels = std::move(kept);
+  r.l2_sweeps = sweeps;
+}
+
+void KernelCounterSession::Impl::collect() {
+  if (pass_failure) throw CounterFailure(*pass_failure);
+  if (started) stop_pass();
+  if (!all_submitted) {
     detail::fail(CounterAvailability::kFailed,
-                 "the range profiler did not complete every pass in kernel replay");
+                 user_replay
+                     ? "the workload ran " + std::to_string(passes_run) + " of the " +
+                           std::to_string(result.passes) + " passes the metrics need (user replay)"
+                     : std::string("the range profiler did not complete every pass in "
+                                   "kernel replay"));
   }
 
   auto decode = detail::cupti_params<CUpti_RangeProfiler_DecodeData_Params>(
@@ -176,7 +301,14 @@ void KernelCounterSession::Impl::collect() {
     k.values = host->evaluate(counter_data, i);
     result.kernels.push_back(std::move(k));
   }
-  result.limit_reached = result.kernels.size() >= options.max_kernels;
+  result.limit_reached = result.kernels.size() >= range_capacity();
+  if (flusher && sweeps_per_pass && *sweeps_per_pass > 0) {
+    try {
+      drop_l2_sweeps(result, *sweeps_per_pass, flusher->buffer_bytes());
+    } catch (const std::exception& e) {
+      detail::fail(CounterAvailability::kFailed, e.what());
+    }
+  }
 }
 
 void KernelCounterSession::Impl::release() {
@@ -196,6 +328,7 @@ void KernelCounterSession::Impl::release() {
   }
   host.reset();
   api.reset();
+  flusher.reset();
   config.clear();
   counter_data.clear();
 }
@@ -226,11 +359,54 @@ CounterStatus KernelCounterSession::begin() {
 }
 
 bool KernelCounterSession::active() const {
-  return impl_->started;
+  return impl_->profiler != nullptr && (impl_->started || impl_->user_replay);
+}
+
+size_t KernelCounterSession::passes() const {
+  return impl_->result.passes;
+}
+
+bool KernelCounterSession::begin_pass() {
+  Impl& d = *impl_;
+  if (!d.user_replay || d.profiler == nullptr || d.all_submitted || d.pass_failure) return false;
+  if (d.started) end_pass();
+  if (d.all_submitted || d.pass_failure) return false;
+  try {
+    d.start();
+  } catch (const CounterFailure& f) {
+    d.pass_failure = f.status;
+    return false;
+  }
+  return true;
+}
+
+void KernelCounterSession::end_pass() {
+  Impl& d = *impl_;
+  if (!d.user_replay || !d.started) return;
+  try {
+    d.stop_pass();
+  } catch (const CounterFailure& f) {
+    if (!d.pass_failure) d.pass_failure = f.status;
+  }
+}
+
+bool KernelCounterSession::all_passes_done() const {
+  return impl_->all_submitted;
+}
+
+void KernelCounterSession::before_kernel(void* stream) {
+  Impl& d = *impl_;
+  if (!d.flusher || !d.started) return;
+  try {
+    d.flusher->flush(stream);
+    ++d.sweeps_this_pass;
+  } catch (const std::exception& e) {
+    if (!d.pass_failure) d.pass_failure = CounterStatus{CounterAvailability::kFailed, e.what()};
+  }
 }
 
 CounterPassResult KernelCounterSession::end() {
-  if (!impl_->started) {
+  if (!active()) {
     CounterPassResult r = std::move(impl_->result);
     r.status = impl_->begin_status.ok()
                    ? CounterStatus{CounterAvailability::kFailed, "end() without a begun session"}
@@ -266,7 +442,14 @@ CounterPassResult run_counter_pass(const std::function<void()>& workload,
   if (!status.ok()) return session.end();
   detail::trace("running the workload", CUPTI_SUCCESS);
   try {
-    workload();
+    if (options.replay == ReplayMode::kUser) {
+      while (session.begin_pass()) {
+        workload();
+        session.end_pass();
+      }
+    } else {
+      workload();
+    }
   } catch (...) {
     session.end();
     throw;

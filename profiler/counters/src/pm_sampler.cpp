@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -25,6 +26,12 @@ namespace fusionscope::counters {
 
 using detail::check_cupti;
 using detail::CounterFailure;
+
+const std::vector<std::string>& dram_sample_metrics() {
+  static const std::vector<std::string> metrics = {std::string(metric::kSampleDramRead),
+                                                   std::string(metric::kSampleDramWrite)};
+  return metrics;
+}
 
 const std::vector<std::string>& default_sample_metrics() {
   static const std::vector<std::string> metrics = [] {
@@ -48,6 +55,42 @@ int PmSamplingResult::metric_index(std::string_view metric) const {
   return -1;
 }
 
+std::vector<PmGap> sample_gaps(const std::vector<PmSample>& samples, uint64_t interval_ns,
+                               int64_t stopped_ns) {
+  std::vector<PmGap> gaps;
+  const int64_t interval = static_cast<int64_t>(interval_ns);
+  for (size_t i = 1; i < samples.size(); ++i) {
+    const int64_t from = samples[i - 1].end_ns, to = samples[i].start_ns;
+    if (to - from > interval / 2) gaps.push_back({from, to});
+  }
+  // Samples end up to a few intervals before the stop; more than that was lost.
+  if (!samples.empty() && stopped_ns - samples.back().end_ns > 4 * interval + 100'000)
+    gaps.push_back({samples.back().end_ns, stopped_ns});
+  return gaps;
+}
+
+int64_t PmSamplingResult::lost_ns() const {
+  int64_t sum = 0;
+  for (const PmGap& g : gaps) sum += g.end_ns - g.start_ns;
+  return sum;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+int64_t cupti_now() {
+  uint64_t t = 0;
+  cuptiGetTimestamp(&t);
+  return static_cast<int64_t>(t);
+}
+
+}  // namespace
+
 struct PmSampler::Impl {
   PmSamplingOptions options;
   PmSamplingResult result;
@@ -55,39 +98,55 @@ struct PmSampler::Impl {
 
   detail::DeviceContext device;
   std::unique_ptr<detail::ProfilerApi> api;
+  std::vector<uint8_t> availability;
   std::unique_ptr<detail::ProfilerHost> host;
   CUpti_PmSampling_Object* sampler = nullptr;
   std::vector<uint8_t> config;
-  std::vector<uint8_t> counter_data;
   size_t image_bytes = 0;
-  // Full images waiting to be evaluated. The decode thread only drains the hardware buffer into
-  // images; turning samples into values (slow) waits for stop(), so draining keeps up at 5 us.
-  std::vector<std::vector<uint8_t>> filled;
-  size_t filled_samples = 0;
+  std::vector<uint8_t> counter_data;  // the image being decoded into (decode thread)
+  size_t kept_samples = 0;            // samples handed to evaluation
+
+  // Decoded images wait here for an evaluation thread (or for stop() with none); each image's
+  // samples go to chunks[sequence number], so the series keeps its order.
+  struct Image {
+    size_t seq = 0;
+    std::vector<uint8_t> data;
+  };
+  std::mutex queue_mutex;
+  std::condition_variable queue_wake;
+  std::deque<Image> queue;
+  bool no_more_images = false;
+  size_t next_seq = 0;
+  std::vector<std::vector<PmSample>> chunks;
+  std::vector<std::thread> evaluators;
+  CounterStatus evaluate_status;  // the first evaluation error, if any (guarded by queue_mutex)
 
   std::optional<int64_t> globaltimer_offset;        // CUPTI clock minus GPU global timer, if given
   std::pair<int64_t, int64_t> start_bracket{0, 0};  // CUPTI clock around cuptiPmSamplingStart
-  bool clock_decided = false;
-
-  // Picks the mapping of sample times onto the CUPTI clock from the first sample (see header).
-  void decide_clock(int64_t first_sample_start);
 
   std::thread decoder;
-  std::mutex mutex;  // guards `stopping` and serialises decodes
+  std::mutex mutex;  // for `wake`: the decode thread sleeps between drains
   std::condition_variable wake;
-  bool stopping = false;
+  // Read by the decode thread between decodes, so that stop() waits for one decode at most (a
+  // decode of a busy buffer takes up to ~0.4 s on an H100), not for a whole drain.
+  std::atomic<bool> stopping{false};
   CounterStatus decode_status;  // the first decode error, if any
 
   void start();
-  // Drains the hardware buffer into the current image (a full one goes to `filled`); returns true
-  // when every record was decoded.
+  // Drains the hardware buffer into the current image (a full one goes to evaluation); returns
+  // true when every record was decoded.
   bool decode_once();
   size_t completed_samples(const std::vector<uint8_t>& image) const;
-  // A fresh, initialised image to decode into (CUPTI refuses a copy of a blank one).
+  // A fresh, initialised image to decode into.
   void new_image();
   void keep_image();
-  // Samples of every kept image into `result`, on the CUPTI clock.
-  void evaluate_images();
+  std::vector<PmSample> evaluate(const detail::ProfilerHost& h,
+                                 const std::vector<uint8_t>& image) const;
+  void evaluate_loop();
+  void finish_evaluation();
+  // The samples in order, on the CUPTI clock, and the gaps among them.
+  void assemble();
+  void decide_clock(int64_t first_sample_end);
   void decode_loop();
   void release();
 };
@@ -103,9 +162,7 @@ void PmSampler::Impl::start() {
   detail::require_support(device, CUPTI_PROFILER_PM_SAMPLING);
   result.chip = detail::chip_name(device);
   result.interval_ns = options.interval_ns;
-  clock_decided = false;
-  filled.clear();
-  filled_samples = 0;
+  kept_samples = 0;
   globaltimer_offset = options.clock_offset_ns;
 
   auto avail = detail::cupti_params<CUpti_PmSampling_GetCounterAvailability_Params>(
@@ -113,7 +170,7 @@ void PmSampler::Impl::start() {
   avail.deviceIndex = static_cast<size_t>(device.index);
   check_cupti(cuptiPmSamplingGetCounterAvailability(&avail),
               "reading which counters are available");
-  std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
+  availability.assign(avail.counterAvailabilityImageSize, 0);
   avail.pCounterAvailabilityImage = availability.data();
   check_cupti(cuptiPmSamplingGetCounterAvailability(&avail),
               "reading which counters are available");
@@ -150,6 +207,19 @@ void PmSampler::Impl::start() {
   }
   new_image();
 
+  // Evaluation threads, each with a host object of its own (one object is not shared across
+  // threads), started before sampling so that their setup is not in the sampled time.
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex);
+    queue.clear();
+    chunks.clear();
+    next_seq = 0;
+    no_more_images = false;
+    evaluate_status = CounterStatus::success();
+  }
+  for (uint32_t i = 0; i < options.evaluate_threads; ++i)
+    evaluators.emplace_back([this] { evaluate_loop(); });
+
   auto set = detail::cupti_params<CUpti_PmSampling_SetConfig_Params>(
       CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE);
   set.pPmSamplingObject = sampler;
@@ -158,24 +228,25 @@ void PmSampler::Impl::start() {
   set.hardwareBufferSize = options.hardware_buffer_bytes;
   set.samplingInterval = options.interval_ns;
   set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-  set.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
+  set.hwBufferAppendMode = options.buffer_mode == PmBufferMode::kKeepLatest
+                               ? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST
+                               : CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
   check_cupti(cuptiPmSamplingSetConfig(&set), "configuring PM sampling");
 
   auto start = detail::cupti_params<CUpti_PmSampling_Start_Params>(
       CUpti_PmSampling_Start_Params_STRUCT_SIZE);
   start.pPmSamplingObject = sampler;
-  uint64_t before = 0, after = 0;
-  cuptiGetTimestamp(&before);
+  const int64_t before = cupti_now();
   check_cupti(cuptiPmSamplingStart(&start), "starting PM sampling");
-  cuptiGetTimestamp(&after);
-  start_bracket = {static_cast<int64_t>(before), static_cast<int64_t>(after)};
+  const int64_t after = cupti_now();
+  start_bracket = {before, after};
+  result.started_ns = after;
   running = true;
   stopping = false;
   decoder = std::thread([this] { decode_loop(); });
 }
 
 void PmSampler::Impl::decide_clock(int64_t first_end) {
-  clock_decided = true;
   // The first sample ends within an interval or so after sampling started.
   const int64_t slack = 50'000 + 4 * static_cast<int64_t>(options.interval_ns);
   const auto fits = [&](int64_t t) {
@@ -221,22 +292,29 @@ void PmSampler::Impl::new_image() {
 void PmSampler::Impl::keep_image() {
   const size_t n = completed_samples(counter_data);
   if (n == 0) return;
-  if (filled_samples + n > options.max_samples) {
+  if (kept_samples + n > options.max_samples) {
     result.dropped_samples += n;
   } else {
-    filled_samples += n;
-    filled.push_back(std::move(counter_data));
+    kept_samples += n;
+    ++result.times.images;
+    {
+      std::lock_guard<std::mutex> lock(queue_mutex);
+      queue.push_back({next_seq++, std::move(counter_data)});
+    }
+    queue_wake.notify_one();
   }
   new_image();
 }
 
 bool PmSampler::Impl::decode_once() {
+  const auto t0 = Clock::now();
   auto decode = detail::cupti_params<CUpti_PmSampling_DecodeData_Params>(
       CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE);
   decode.pPmSamplingObject = sampler;
   decode.pCounterDataImage = counter_data.data();
   decode.counterDataImageSize = counter_data.size();
   CUptiResult r = cuptiPmSamplingDecodeData(&decode);
+  ++result.times.decode_calls;
   detail::trace("decoding PM samples", r);
   if (r == CUPTI_ERROR_OUT_OF_MEMORY && completed_samples(counter_data) > 0) {
     // Out of memory with samples in the image: it may be the image that is full. Keep it and
@@ -245,65 +323,145 @@ bool PmSampler::Impl::decode_once() {
     decode.pCounterDataImage = counter_data.data();
     decode.counterDataImageSize = counter_data.size();
     r = cuptiPmSamplingDecodeData(&decode);
+    ++result.times.decode_calls;
     detail::trace("decoding PM samples into a fresh image", r);
   }
-  if (r == CUPTI_ERROR_OUT_OF_MEMORY) {  // the hardware buffer overflowed; sampling ends here
+  result.times.decode_s += seconds_since(t0);
+  if (r == CUPTI_ERROR_OUT_OF_MEMORY) {  // the hardware buffer overflowed
     result.hardware_overflow = true;
     return true;
   }
   check_cupti(r, "decoding PM samples");
   if (decode.overflow) result.hardware_overflow = true;
   if (decode.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
+    // Measured on an H100 with CUPTI 13.0: the records a decode could not fit into a full image
+    // are gone, not left for the next decode. Hence the hand-off below, which keeps an image
+    // from filling within one decode unless the decode thread falls far behind.
     keep_image();
     return false;
   }
+  // Hand a half-full image on after any decode that did not fill it (measured on the H100: a
+  // decode may stop for another reason than the end of the records, so waiting for that let
+  // images fill within a decode and lose 1-2 ms of samples every image).
+  if (completed_samples(counter_data) * 2 > options.samples_per_decode) keep_image();
   return decode.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
 }
 
-void PmSampler::Impl::evaluate_images() {
-  result.samples.reserve(filled_samples);
+std::vector<PmSample> PmSampler::Impl::evaluate(const detail::ProfilerHost& h,
+                                                const std::vector<uint8_t>& image) const {
+  const size_t n = completed_samples(image);
+  std::vector<PmSample> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto sample = detail::cupti_params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
+        CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
+    sample.pPmSamplingObject = sampler;
+    sample.pCounterDataImage = image.data();
+    sample.counterDataImageSize = image.size();
+    sample.sampleIndex = i;
+    check_cupti(cuptiPmSamplingCounterDataGetSampleInfo(&sample), "reading a PM sample");
+    PmSample s;
+    s.end_ns = static_cast<int64_t>(sample.endTimestamp);
+    s.start_ns = static_cast<int64_t>(sample.startTimestamp);
+    s.values = h.evaluate(image, i);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void PmSampler::Impl::evaluate_loop() {
+  std::unique_ptr<detail::ProfilerHost> own;
+  try {
+    own = std::make_unique<detail::ProfilerHost>(CUPTI_PROFILER_TYPE_PM_SAMPLING, result.chip,
+                                                 availability);
+    own->configure(result.metrics);
+  } catch (const CounterFailure& f) {
+    std::lock_guard<std::mutex> lock(queue_mutex);
+    if (evaluate_status.ok()) evaluate_status = f.status;
+    return;
+  }
+  std::unique_lock<std::mutex> lock(queue_mutex);
+  while (true) {
+    queue_wake.wait(lock, [this] { return !queue.empty() || no_more_images; });
+    if (queue.empty()) return;
+    Image img = std::move(queue.front());
+    queue.pop_front();
+    lock.unlock();
+    const auto t0 = Clock::now();
+    std::vector<PmSample> samples;
+    CounterStatus failed;
+    try {
+      samples = evaluate(*own, img.data);
+    } catch (const CounterFailure& f) {
+      failed = f.status;
+    }
+    const double took = seconds_since(t0);
+    lock.lock();
+    result.times.evaluate_s += took;
+    if (!failed.ok() && evaluate_status.ok()) evaluate_status = failed;
+    if (chunks.size() <= img.seq) chunks.resize(img.seq + 1);
+    chunks[img.seq] = std::move(samples);
+  }
+}
+
+void PmSampler::Impl::finish_evaluation() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex);
+    no_more_images = true;
+  }
+  queue_wake.notify_all();
+  for (auto& t : evaluators) t.join();
+  evaluators.clear();
+  // Without evaluation threads (or if they failed to start), what is left is evaluated here.
+  while (!queue.empty()) {
+    Image img = std::move(queue.front());
+    queue.pop_front();
+    const auto t0 = Clock::now();
+    std::vector<PmSample> samples = evaluate(*host, img.data);
+    result.times.evaluate_s += seconds_since(t0);
+    if (chunks.size() <= img.seq) chunks.resize(img.seq + 1);
+    chunks[img.seq] = std::move(samples);
+  }
+  if (!evaluate_status.ok()) throw CounterFailure(evaluate_status);
+}
+
+void PmSampler::Impl::assemble() {
+  size_t total = 0;
+  for (const auto& c : chunks) total += c.size();
+  result.samples.reserve(total);
+  for (auto& c : chunks)
+    for (auto& s : c) result.samples.push_back(std::move(s));
+  chunks.clear();
+  std::stable_sort(result.samples.begin(), result.samples.end(),
+                   [](const PmSample& a, const PmSample& b) { return a.end_ns < b.end_ns; });
   const int64_t interval = static_cast<int64_t>(options.interval_ns);
-  for (const auto& image : filled) {
-    const size_t n = completed_samples(image);
-    for (size_t i = 0; i < n; ++i) {
-      auto sample = detail::cupti_params<CUpti_PmSampling_CounterData_GetSampleInfo_Params>(
-          CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE);
-      sample.pPmSamplingObject = sampler;
-      sample.pCounterDataImage = image.data();
-      sample.counterDataImageSize = image.size();
-      sample.sampleIndex = i;
-      check_cupti(cuptiPmSamplingCounterDataGetSampleInfo(&sample), "reading a PM sample");
-      PmSample s;
-      s.end_ns = static_cast<int64_t>(sample.endTimestamp);
-      s.start_ns = static_cast<int64_t>(sample.startTimestamp);
-      // The first sample starts when the counters were last armed, possibly long before
-      // sampling started: it covers one interval.
-      if (result.samples.empty() && s.end_ns - s.start_ns > 2 * interval) {
-        s.start_ns = s.end_ns - interval;
-      }
-      if (!clock_decided) decide_clock(s.end_ns);
+  if (!result.samples.empty()) {
+    // The first sample of a decode may start when the counters were last armed, long before:
+    // a sample covers one interval.
+    for (PmSample& x : result.samples)
+      if (x.end_ns - x.start_ns > interval + interval / 2) x.start_ns = x.end_ns - interval;
+    decide_clock(result.samples.front().end_ns);
+    for (PmSample& s : result.samples) {
       s.start_ns += result.clock_offset_ns;
       s.end_ns += result.clock_offset_ns;
-      s.values = host->evaluate(image, i);
-      result.samples.push_back(std::move(s));
     }
   }
-  filled.clear();
+  result.gaps = sample_gaps(result.samples, options.interval_ns, result.stopped_ns);
 }
 
 void PmSampler::Impl::decode_loop() {
-  std::unique_lock<std::mutex> lock(mutex);
   while (!stopping) {
     try {
       // Drain fully: a full host image stops a decode before the hardware buffer is empty.
-      for (int i = 0; i < 1024 && !decode_once(); ++i) {
+      for (int i = 0; i < 1024 && !stopping && !decode_once(); ++i) {
       }
     } catch (const CounterFailure& f) {
       if (decode_status.ok()) decode_status = f.status;
       return;
     }
+    std::unique_lock<std::mutex> lock(mutex);
     wake.wait_for(lock, std::chrono::milliseconds(options.decode_period_ms),
-                  [this] { return stopping; });
+                  [this] { return stopping.load(); });
   }
 }
 
@@ -316,6 +474,18 @@ void PmSampler::Impl::release() {
     wake.notify_all();
     decoder.join();
   }
+  if (!evaluators.empty()) {
+    {
+      std::lock_guard<std::mutex> lock(queue_mutex);
+      no_more_images = true;
+      queue.clear();
+    }
+    queue_wake.notify_all();
+    for (auto& t : evaluators) t.join();
+    evaluators.clear();
+  }
+  queue.clear();
+  chunks.clear();
   if (sampler != nullptr) {
     if (running) {
       auto stop = detail::cupti_params<CUpti_PmSampling_Stop_Params>(
@@ -373,6 +543,7 @@ PmSamplingResult PmSampler::stop() {
     d.result = PmSamplingResult{};
     return r;
   }
+  const auto t0 = std::chrono::steady_clock::now();
   {
     std::lock_guard<std::mutex> lock(d.mutex);
     d.stopping = true;
@@ -384,20 +555,24 @@ PmSamplingResult PmSampler::stop() {
         CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
     stop.pPmSamplingObject = d.sampler;
     d.running = false;
+    d.result.stopped_ns = cupti_now();
     check_cupti(cuptiPmSamplingStop(&stop), "stopping PM sampling");
     if (d.decode_status.ok()) {
-      for (int i = 0; i < 1024 && !d.decode_once(); ++i) {
-      }
+      // What the hardware still holds, within a time budget: past it the rest is reported lost
+      // (a gap up to the stop) rather than making stop() take seconds.
+      const auto budget = std::chrono::milliseconds(d.options.stop_decode_budget_ms);
+      for (int i = 0; i < 1024 && std::chrono::steady_clock::now() - t0 < budget; ++i)
+        if (d.decode_once()) break;
       d.keep_image();
-      d.evaluate_images();
     }
+    d.finish_evaluation();
+    d.assemble();
     d.result.status = d.decode_status;
   } catch (const CounterFailure& f) {
     d.result.status = f.status;
   }
-  std::stable_sort(d.result.samples.begin(), d.result.samples.end(),
-                   [](const PmSample& a, const PmSample& b) { return a.start_ns < b.start_ns; });
   d.release();
+  d.result.times.stop_s = seconds_since(t0);
   PmSamplingResult r = std::move(d.result);
   d.result = PmSamplingResult{};
   return r;

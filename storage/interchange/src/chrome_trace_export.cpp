@@ -1,6 +1,9 @@
 #include "fusionscope/interchange/chrome_trace_export.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <ostream>
 #include <set>
@@ -39,6 +42,28 @@ int64_t cuda_version_number(const std::string& text) {
     minor = minor * 10 + (text[i] - '0');
   }
   return major * 1000 + minor * 10;
+}
+
+// A mangled C++ name demangled ("_Z3fooi" -> "foo(int)"); other names come back as they are.
+std::string demangled(const std::string& name) {
+  if (!name.starts_with("_Z")) return name;
+  int status = 0;
+  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  std::string out = status == 0 && d != nullptr ? std::string(d) : name;
+  std::free(d);
+  return out;
+}
+
+// "iteration 3" (the runner's NVTX range) -> 3; -1 for any other name.
+long iteration_number(std::string_view name) {
+  constexpr std::string_view kPrefix = "iteration ";
+  if (name.size() <= kPrefix.size() || !name.starts_with(kPrefix)) return -1;
+  long n = 0;
+  for (char c : name.substr(kPrefix.size())) {
+    if (c < '0' || c > '9' || n > 100'000'000) return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
 }
 
 class ChromeWriter {
@@ -110,6 +135,7 @@ class ChromeWriter {
 
   void collect_lanes() {
     for (const auto& k : run_.kernels) {
+      if (k.op != storage::kNoString) op_names_.insert(k.op);
       streams_.insert({k.device, k.stream});
       device_of_stream_.emplace(k.stream, k.device);
     }
@@ -177,7 +203,9 @@ class ChromeWriter {
             ", \"run\": " + json_quoted(run_.info.name) +
             ", \"kind\": " + json_quoted(run_.info.kind) +
             ", \"variant\": " + json_quoted(run_.info.variant) +
-            ", \"dtype\": " + json_quoted(run_.info.dtype) + "},\n";
+            ", \"dtype\": " + json_quoted(run_.info.dtype) +
+            ", \"warmup\": " + std::to_string(run_.info.warmup) +
+            ", \"iterations\": " + std::to_string(run_.info.iterations) + "},\n";
   }
 
   void metadata(const char* what, uint32_t pid, uint32_t tid, const char* arg,
@@ -222,9 +250,23 @@ class ChromeWriter {
     }
   }
 
+  // Kernel names as PyTorch writes them, demangled; the mangled name (what the session holds)
+  // stays in args["mangled name"] so that an import gives it back.
+  const std::string& kernel_name(StringId id) {
+    const StringId i = id < quoted_.size() ? id : 0;
+    if (demangled_.empty()) demangled_.resize(quoted_.size());
+    if (demangled_[i].empty()) {
+      const std::string& name = run_.str(i);
+      const std::string d = demangled(name);
+      demangled_[i] = json_quoted(d);
+      if (d != name) mangled_args_[i] = ", \"mangled name\": " + json_quoted(name);
+    }
+    return demangled_[i];
+  }
+
   void write_kernels() {
     for (const auto& k : run_.kernels) {
-      complete_event("kernel", quoted(k.name), k.device, k.stream, k.start_ns, k.end_ns);
+      complete_event("kernel", kernel_name(k.name), k.device, k.stream, k.start_ns, k.end_ns);
       out_ += ", \"args\": {\"device\": ";
       append_int(out_, k.device);
       out_ += ", \"stream\": ";
@@ -243,9 +285,12 @@ class ChromeWriter {
       append_int(out_, k.static_smem);
       out_ += ", \"dynamic shared memory\": ";
       append_int(out_, k.dynamic_smem);
-      if (k.op != storage::kNoString) {
-        out_ += ", \"op\": ";
-        out_ += quoted(k.op);
+      // The op the session attributes the kernel to ("" for none): an import takes it as it is
+      // rather than attributing the kernel again.
+      out_ += ", \"op\": ";
+      out_ += quoted(k.op);
+      if (const auto it = mangled_args_.find(k.name); it != mangled_args_.end()) {
+        out_ += it->second;
       }
       out_ += "}}";
     }
@@ -321,7 +366,18 @@ class ChromeWriter {
                          r.end_ns);
           break;
         case RangeKind::kNvtx:
-          complete_event("nvtx", quoted(r.name), kCpuPid, r.thread_id, r.start_ns, r.end_ns);
+          // The runner's ranges as PyTorch's profiler writes their kind: iterations are
+          // ProfilerStep#N annotations, ranges that name the ops kernels belong to are
+          // operators, and the rest are user annotations.
+          if (const long n = iteration_number(run_.str(r.name)); n >= 0) {
+            complete_event("user_annotation", json_quoted("ProfilerStep#" + std::to_string(n)),
+                           kCpuPid, r.thread_id, r.start_ns, r.end_ns);
+          } else if (op_names_.contains(r.name)) {
+            complete_event("cpu_op", quoted(r.name), kCpuPid, r.thread_id, r.start_ns, r.end_ns);
+          } else {
+            complete_event("user_annotation", quoted(r.name), kCpuPid, r.thread_id, r.start_ns,
+                           r.end_ns);
+          }
           break;
         case RangeKind::kSync:
           complete_event("cpu_sync", quoted(r.name), kCpuPid, r.thread_id, r.start_ns, r.end_ns);
@@ -331,7 +387,7 @@ class ChromeWriter {
                          r.end_ns);
           break;
       }
-      out_ += "}";
+      out_ += ", \"args\": {}}";
     }
   }
 
@@ -380,6 +436,9 @@ class ChromeWriter {
   const storage::RunData& run_;
   const storage::SessionInfo& session_;
   std::vector<std::string> quoted_;
+  std::vector<std::string> demangled_;                      // quoted, by string id
+  std::unordered_map<StringId, std::string> mangled_args_;  // `, "mangled name": ...` by id
+  std::unordered_set<StringId> op_names_;                   // the ops kernels belong to
   int64_t origin_ = 0;
   std::string out_;
   bool first_event_ = true;

@@ -10,10 +10,12 @@ storage::RunInfo imported_run_info(const TorchTrace& trace, const WriteOptions& 
   run.kind = "imported";
   run.variant = options.variant.empty() ? trace.variant : options.variant;
   run.dtype = trace.dtype;
-  run.iterations = trace.profiler_steps;
+  run.warmup = trace.warmup_steps;
+  run.iterations = trace.profiler_steps - trace.warmup_steps;
   run.cuda_graph = run.variant == "torch-cuda-graph";
   run.wall_ns = trace.steps_wall_ns;
   run.status = storage::RunStatus::kOk;
+  run.created_utc = trace.session.created_utc;  // when the trace was taken, where it says
   if (trace.stats.skipped > 0) {
     run.trace_status = "partial: " + std::to_string(trace.stats.skipped) +
                        " malformed events were skipped on import";

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
+#include <limits>
 #include <string_view>
 
+#include "fusionscope/interchange/interchange_error.h"
 #include "json_fields.h"
 #include "trace_facts.h"
 #include "trace_time.h"
@@ -12,6 +15,7 @@ namespace fusionscope::interchange::detail {
 namespace {
 
 using nlohmann::json;
+using Kind = JsonKind;
 using storage::ApiDomain;
 using storage::CopyKind;
 using storage::MemopKind;
@@ -34,6 +38,11 @@ enum class Category {
 
 // Kineto's categories, with the names older PyTorch releases used.
 Category classify(std::string_view cat) {
+  // Kineto writes these exactly; the lower-casing below is for older and other writers.
+  if (cat == "cpu_op") return Category::kCpuOp;
+  if (cat == "kernel") return Category::kKernel;
+  if (cat == "cuda_runtime") return Category::kRuntime;
+  if (cat == "ac2g" || cat == "python_function") return Category::kOther;
   std::string c(cat);
   std::transform(c.begin(), c.end(), c.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
@@ -94,37 +103,97 @@ CopyKind copy_kind_of(std::string_view name) {
   return CopyKind::kUnknown;
 }
 
-enum class TimeStatus { kOk, kMissing, kNotNumber, kOutOfRange };
+enum class TimeStatus { kOk, kMissing, kNotNumber, kOutOfRange, kOverflow };
 
-// A `ts` or `dur` member in nanoseconds, from its decimal text when it had a fraction.
-TimeStatus read_time(const json& fields, const char* key, const std::string& text, int64_t& ns) {
-  const json* v = member(fields, key);
-  if (v == nullptr) return TimeStatus::kMissing;
-  std::optional<int64_t> result;
-  if (v->is_number_unsigned()) {
-    result = micros_to_ns(v->get<uint64_t>());
-  } else if (v->is_number_integer()) {
-    result = micros_to_ns(v->get<int64_t>());
-  } else if (v->is_number_float()) {
-    result = text.empty() ? micros_to_ns(v->get<double>()) : micros_text_to_ns(text);
-  } else {
-    return TimeStatus::kNotNumber;
+// A `ts` or `dur` member in nanoseconds, converted from the number's text.
+TimeStatus read_time(const FieldValue& v, int64_t& ns) {
+  if (!v.present()) return TimeStatus::kMissing;
+  if (v.kind != Kind::kNumber) return TimeStatus::kNotNumber;
+  if (const auto result = micros_text_to_ns(v.text)) {
+    ns = *result;
+    return TimeStatus::kOk;
   }
-  if (!result) return TimeStatus::kOutOfRange;
-  ns = *result;
-  return TimeStatus::kOk;
+  const auto number = parse_json_number(v.text);
+  if (!number) return TimeStatus::kNotNumber;
+  return number->overflows_double ? TimeStatus::kOverflow : TimeStatus::kOutOfRange;
 }
 
-// [x, y, z] of non-negative 32-bit integers.
-std::optional<storage::Dim3> as_dim3(const json* v) {
-  if (v == nullptr || !v->is_array() || v->size() != 3) return std::nullopt;
-  const auto x = as_u32(&(*v)[0]), y = as_u32(&(*v)[1]), z = as_u32(&(*v)[2]);
-  if (!x || !y || !z) return std::nullopt;
-  return storage::Dim3{*x, *y, *z};
+std::optional<std::string_view> as_string(const FieldValue& v) {
+  if (v.kind != Kind::kString) return std::nullopt;
+  return v.text;
+}
+
+// A non-negative integer no larger than `max`. Integral floats (3.0) count; strings do not.
+std::optional<uint64_t> as_unsigned(const FieldValue& v,
+                                    uint64_t max = std::numeric_limits<uint64_t>::max()) {
+  if (v.kind != Kind::kNumber) return std::nullopt;
+  // Plain digits, the common case, without the general number reader.
+  if (!v.text.empty() && v.text.size() <= 19 && v.text[0] != '-' &&
+      (v.text[0] != '0' || v.text.size() == 1)) {
+    uint64_t value = 0;
+    bool digits = true;
+    for (char c : v.text) {
+      if (c < '0' || c > '9') {
+        digits = false;
+        break;
+      }
+      value = value * 10 + static_cast<uint64_t>(c - '0');
+    }
+    if (digits) {
+      if (value > max) return std::nullopt;
+      return value;
+    }
+  }
+  const auto n = parse_json_number(v.text);
+  if (!n || !n->integral || (n->negative && n->magnitude != 0) || n->magnitude > max) {
+    return std::nullopt;
+  }
+  return n->magnitude;
+}
+
+std::optional<uint32_t> as_u32(const FieldValue& v) {
+  const auto u = as_unsigned(v, std::numeric_limits<uint32_t>::max());
+  if (!u) return std::nullopt;
+  return static_cast<uint32_t>(*u);
+}
+
+const FieldValue& arg(const EventFields& e, std::string_view key) {
+  static const FieldValue kAbsent;
+  for (const auto& m : e.arg_members) {
+    if (m.key == key) return m.value;
+  }
+  return kAbsent;
+}
+
+// [x, y, z] of non-negative 32-bit integers, from the array's JSON text.
+std::optional<storage::Dim3> as_dim3(const FieldValue& v) {
+  if (v.kind != Kind::kArray) return std::nullopt;
+  std::string_view t = v.text;
+  if (t.size() < 2 || t.front() != '[' || t.back() != ']') return std::nullopt;
+  t = t.substr(1, t.size() - 2);
+  uint32_t out[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    const size_t comma = i < 2 ? t.find(',') : t.size();
+    if (comma == std::string_view::npos) return std::nullopt;
+    std::string_view item = t.substr(0, comma);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\n' || item.front() == '\t' ||
+                             item.front() == '\r')) {
+      item.remove_prefix(1);
+    }
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\n' || item.back() == '\t' ||
+                             item.back() == '\r')) {
+      item.remove_suffix(1);
+    }
+    const auto u = as_u32(FieldValue{Kind::kNumber, item});
+    if (!u) return std::nullopt;
+    out[i] = *u;
+    t = comma < t.size() ? t.substr(comma + 1) : std::string_view();
+  }
+  return storage::Dim3{out[0], out[1], out[2]};
 }
 
 // A flow id: an integer, or a string of digits (some writers quote ids).
-std::optional<uint64_t> as_flow_id(const json* v) {
+std::optional<uint64_t> as_flow_id(const FieldValue& v) {
   if (auto u = as_unsigned(v)) return u;
   const auto s = as_string(v);
   if (!s || s->empty() || s->size() > 19) return std::nullopt;
@@ -140,12 +209,11 @@ std::optional<uint64_t> as_flow_id(const json* v) {
 
 storage::StringId TorchTraceBuilder::intern(std::string_view text) {
   if (text.empty()) return storage::kNoString;
-  std::string key(text);
-  const auto it = string_ids_.find(key);
+  const auto it = string_ids_.find(text);
   if (it != string_ids_.end()) return it->second;
   const auto id = static_cast<storage::StringId>(out_.strings.size());
-  out_.strings.push_back(key);
-  string_ids_.emplace(std::move(key), id);
+  out_.strings.emplace_back(text);
+  string_ids_.emplace(out_.strings.back(), id);
   return id;
 }
 
@@ -163,27 +231,58 @@ void TorchTraceBuilder::on_non_object_event() {
   skip("skipped entry of traceEvents: not a JSON object");
 }
 
-void TorchTraceBuilder::on_event(RawEvent& event) {
+void TorchTraceBuilder::on_oversized_event(uint64_t /*bytes*/) {
   ++out_.stats.events;
-  const auto ph = as_string(member(event.fields, "ph"));
+  skip("skipped event: longer than " + std::to_string(kMaxEventBytes >> 20) + " MiB");
+}
+
+void TorchTraceBuilder::on_header(std::string_view key, std::string_view json_text) {
+  try {
+    header_[std::string(key)] = json::parse(json_text);
+  } catch (const json::exception&) {
+    note("top-level `" + std::string(key) + "` is not valid JSON (ignored)");
+  }
+}
+
+void TorchTraceBuilder::on_event(std::string_view text) {
+  ++out_.stats.events;
+  const std::string error = reader_.read(text, fields_);
+  if (!error.empty()) {
+    skip("skipped event: " + error);
+    return;
+  }
+  const EventFields& e = fields_;
+  // A number no double can hold makes the event unreadable, whatever its kind.
+  for (const FieldValue* v : {&e.ts, &e.dur}) {
+    if (v->kind != Kind::kNumber || v->text.find_first_of("eE") == std::string_view::npos) {
+      continue;
+    }
+    const auto n = parse_json_number(v->text);
+    if (n && n->overflows_double) {
+      skip(std::string("skipped event: `") + (v == &e.ts ? "ts" : "dur") +
+           "` is a number past a double's range (overflow)");
+      return;
+    }
+  }
+  const auto ph = as_string(e.ph);
   if (!ph) {
     skip("skipped event: no `ph` (phase) string");
     return;
   }
   if (*ph == "X") {
-    complete_event(event);
+    complete_event(e);
   } else if (*ph == "s" || *ph == "f") {
-    flow_event(event, *ph == "s");
+    flow_event(e, *ph == "s");
   } else {
     ++out_.stats.ignored;  // metadata, instants, counters: nothing the session stores
   }
 }
 
-std::optional<uint32_t> TorchTraceBuilder::cpu_thread(const json* tid) {
+std::optional<uint32_t> TorchTraceBuilder::cpu_thread(const FieldValue& tid) {
   if (auto t = as_u32(tid)) return t;
-  if (tid == nullptr || !(tid->is_number() || tid->is_string())) return std::nullopt;
+  if (tid.kind != Kind::kNumber && tid.kind != Kind::kString) return std::nullopt;
   // Thread ids that are strings or wider than 32 bits get stable stand-ins.
-  const std::string key = tid->dump();
+  const std::string key = (tid.kind == Kind::kString ? "s:" : "n:") + std::string(tid.text);
   const auto it = renumbered_threads_.find(key);
   if (it != renumbered_threads_.end()) return it->second;
   const auto id = 0x80000000u + static_cast<uint32_t>(renumbered_threads_.size());
@@ -192,30 +291,29 @@ std::optional<uint32_t> TorchTraceBuilder::cpu_thread(const json* tid) {
   return id;
 }
 
-void TorchTraceBuilder::count_input_types(const json* args) {
-  const json* types = member(*args, "Input type");
-  if (types == nullptr || !types->is_array()) return;
-  for (const auto& t : *types) {
-    if (t.is_string()) ++input_types_[t.get<std::string>()];
+void TorchTraceBuilder::count_input_types(const EventFields& event) {
+  for (const auto& m : event.arg_members) {
+    if (m.key != "Input type" || m.value.kind != Kind::kArray) continue;
+    // Counted per distinct text: operators repeat the same inputs step after step.
+    ++input_type_texts_[std::string(m.raw)];
   }
 }
 
-void TorchTraceBuilder::complete_event(const RawEvent& event) {
-  const json& f = event.fields;
-  const auto cat_text = as_string(member(f, "cat"));
+void TorchTraceBuilder::complete_event(const EventFields& f) {
+  const auto cat_text = as_string(f.cat);
   const Category category = cat_text ? classify(*cat_text) : Category::kOther;
   if (category == Category::kOther) {
     ++out_.stats.ignored;  // python functions, profiler spans, overhead, ...
     return;
   }
   const std::string what = category_words(category);
-  const auto name = as_string(member(f, "name"));
+  const auto name = as_string(f.name);
   if (!name) {
     skip("skipped " + what + ": no `name` string");
     return;
   }
   int64_t ts = 0, dur = 0;
-  switch (read_time(f, "ts", event.ts_text, ts)) {
+  switch (read_time(f.ts, ts)) {
     case TimeStatus::kOk:
       break;
     case TimeStatus::kMissing:
@@ -225,10 +323,11 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
       skip("skipped " + what + ": `ts` is not a number");
       return;
     case TimeStatus::kOutOfRange:
+    case TimeStatus::kOverflow:
       skip("skipped " + what + ": `ts` out of range");
       return;
   }
-  switch (read_time(f, "dur", event.dur_text, dur)) {
+  switch (read_time(f.dur, dur)) {
     case TimeStatus::kOk:
       break;
     case TimeStatus::kMissing:
@@ -238,6 +337,7 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
       skip("skipped " + what + ": `dur` is not a number");
       return;
     case TimeStatus::kOutOfRange:
+    case TimeStatus::kOverflow:
       skip("skipped " + what + ": `dur` out of range");
       return;
   }
@@ -250,17 +350,13 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
     skip("skipped " + what + ": `ts` + `dur` out of range");
     return;
   }
-  static const json kNoArgs = json::object();
-  const json* args = member(f, "args");
-  if (args != nullptr && !args->is_object()) {
+  if (f.args.present() && f.args.kind != Kind::kObject) {
     note(what + " events whose `args` is not an object (read as empty)");
-    args = nullptr;
   }
-  if (args == nullptr) args = &kNoArgs;
 
   // Correlation ids are 32-bit in CUPTI; anything else is unusable for linking.
   uint32_t correlation = 0;
-  if (const json* c = member(*args, "correlation"); c != nullptr) {
+  if (const FieldValue& c = arg(f, "correlation"); c.present()) {
     if (auto id = as_u32(c)) {
       correlation = *id;
     } else {
@@ -272,10 +368,10 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
     case Category::kKernel:
     case Category::kMemset:
     case Category::kMemcpy: {
-      auto device = as_u32(member(*args, "device"));
-      if (!device) device = as_u32(member(f, "pid"));
-      auto stream = as_u32(member(*args, "stream"));
-      if (!stream) stream = as_u32(member(f, "tid"));
+      auto device = as_u32(arg(f, "device"));
+      if (!device) device = as_u32(f.pid);
+      auto stream = as_u32(arg(f, "stream"));
+      if (!stream) stream = as_u32(f.tid);
       if (!device || !stream) {
         skip("skipped " + what + ": no device and stream (neither in `args` nor `pid`/`tid`)");
         return;
@@ -287,26 +383,31 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
         k.device = *device;
         k.stream = *stream;
         k.correlation_id = correlation;
-        k.name = intern(*name);
+        // Our own exports write kernel names demangled and keep the mangled one in args.
+        const FieldValue& mangled = arg(f, "mangled name");
+        k.name = intern(mangled.kind == Kind::kString ? mangled.text : *name);
         for (const char* key : {"grid", "block"}) {
-          const json* v = member(*args, key);
+          const FieldValue& v = arg(f, key);
           const auto dim = as_dim3(v);
-          if (v != nullptr && !dim) {
+          if (v.present() && !dim) {
             note(std::string("kernels whose `args.") + key +
                  "` is not three non-negative integers (read as 1,1,1)");
           }
           if (dim) (std::string_view(key) == "grid" ? k.grid : k.block) = *dim;
         }
-        k.registers = as_u32(member(*args, "registers per thread")).value_or(0);
-        const auto static_smem = as_u32(member(*args, "static shared memory"));
-        const auto dynamic_smem = as_u32(member(*args, "dynamic shared memory"));
+        k.registers = as_u32(arg(f, "registers per thread")).value_or(0);
+        const auto static_smem = as_u32(arg(f, "static shared memory"));
+        const auto dynamic_smem = as_u32(arg(f, "dynamic shared memory"));
         if (static_smem || dynamic_smem) {
           k.static_smem = static_smem.value_or(0);
           k.dynamic_smem = dynamic_smem.value_or(0);
         } else {
           // Kineto writes static + dynamic as one figure; kernels that need much shared memory
           // ask for it dynamically, so the sum is kept as the dynamic part.
-          k.dynamic_smem = as_u32(member(*args, "shared memory")).value_or(0);
+          k.dynamic_smem = as_u32(arg(f, "shared memory")).value_or(0);
+        }
+        if (const FieldValue& op = arg(f, "op"); op.kind == Kind::kString) {
+          explicit_ops_.emplace_back(out_.kernels.size(), intern(op.text));
         }
         out_.kernels.push_back(k);
         ++out_.stats.kernels;
@@ -317,7 +418,7 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
         m.device = *device;
         m.stream = *stream;
         m.correlation_id = correlation;
-        m.bytes = as_unsigned(member(*args, "bytes")).value_or(0);
+        m.bytes = as_unsigned(arg(f, "bytes")).value_or(0);
         if (category == Category::kMemset) {
           m.kind = MemopKind::kMemset;
           ++out_.stats.memsets;
@@ -332,7 +433,7 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
     }
     case Category::kRuntime:
     case Category::kDriver: {
-      const auto thread = cpu_thread(member(f, "tid"));
+      const auto thread = cpu_thread(f.tid);
       if (!thread) {
         skip("skipped " + what + ": no `tid`");
         return;
@@ -356,10 +457,10 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
     case Category::kGpuAnnotation: {
       std::optional<uint32_t> lane;
       if (category == Category::kGpuAnnotation) {
-        lane = as_u32(member(*args, "stream"));
-        if (!lane) lane = as_u32(member(f, "tid"));
+        lane = as_u32(arg(f, "stream"));
+        if (!lane) lane = as_u32(f.tid);
       } else {
-        lane = cpu_thread(member(f, "tid"));
+        lane = cpu_thread(f.tid);
       }
       if (!lane) {
         skip("skipped " + what + ": no `tid`");
@@ -374,7 +475,7 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
         case Category::kCpuOp:
           r.kind = RangeKind::kCpuOp;
           ++out_.stats.cpu_ops;
-          count_input_types(args);
+          count_input_types(f);
           break;
         case Category::kUserAnnotation:
           r.kind = RangeKind::kUserAnnotation;
@@ -402,26 +503,25 @@ void TorchTraceBuilder::complete_event(const RawEvent& event) {
   }
 }
 
-void TorchTraceBuilder::flow_event(const RawEvent& event, bool is_start) {
-  const json& f = event.fields;
-  const auto cat = as_string(member(f, "cat"));
+void TorchTraceBuilder::flow_event(const EventFields& f, bool is_start) {
+  const auto cat = as_string(f.cat);
   if (!cat || *cat != "ac2g") {
     ++out_.stats.ignored;  // flows of other kinds (e.g. forward/backward links)
     return;
   }
-  const auto id = as_flow_id(member(f, "id"));
+  const auto id = as_flow_id(f.id);
   if (!id) {
     skip("skipped ac2g flow: no usable `id`");
     return;
   }
   int64_t ts = 0;
-  if (read_time(f, "ts", event.ts_text, ts) != TimeStatus::kOk) {
+  if (read_time(f.ts, ts) != TimeStatus::kOk) {
     skip("skipped ac2g flow: `ts` missing or not a usable number");
     return;
   }
   FlowEnd end{*id, 0, ts};
   if (is_start) {
-    const auto thread = cpu_thread(member(f, "tid"));
+    const auto thread = cpu_thread(f.tid);
     if (!thread) {
       skip("skipped ac2g flow: no `tid`");
       return;
@@ -430,7 +530,7 @@ void TorchTraceBuilder::flow_event(const RawEvent& event, bool is_start) {
     flow_starts_.push_back(end);
     ++out_.stats.flow_starts;
   } else {
-    const auto stream = as_u32(member(f, "tid"));
+    const auto stream = as_u32(f.tid);
     if (!stream) {
       skip("skipped ac2g flow: `tid` is not a stream number");
       return;
@@ -441,21 +541,52 @@ void TorchTraceBuilder::flow_event(const RawEvent& event, bool is_start) {
   }
 }
 
-void TorchTraceBuilder::finish(const json& header) {
+void TorchTraceBuilder::refuse_if_nothing_read(std::string_view source) const {
+  const auto& s = out_.stats;
+  const uint64_t kept = out_.kernels.size() + out_.memops.size() + out_.api_calls.size() +
+                        out_.ranges.size() + s.flow_starts + s.flow_finishes;
+  if (s.skipped == 0 || kept > 0) return;
+  // Name the most frequent reasons, so the message says what is wrong with the file.
+  std::vector<std::pair<uint64_t, std::string>> reasons;
+  for (const auto& [reason, count] : skipped_) reasons.emplace_back(count, reason);
+  std::sort(reasons.rbegin(), reasons.rend());
+  std::string list;
+  for (size_t i = 0; i < reasons.size() && i < 3; ++i) {
+    list += (i ? "; " : "") + reasons[i].second + " (" + std::to_string(reasons[i].first) + ")";
+  }
+  throw InterchangeError(std::string(source) + ": none of its " + std::to_string(s.events) +
+                         " events could be read, " + std::to_string(s.skipped) +
+                         " of them malformed: " + list);
+}
+
+void TorchTraceBuilder::finish(std::string_view source) {
+  refuse_if_nothing_read(source);
+  const json& header = header_;
   const NoteFn note_fn = [this](const std::string& reason, uint64_t count) { note(reason, count); };
   link_correlations(out_, flow_starts_, flow_finishes_, note_fn);
   attribute_ops(out_, note_fn);
+  // Kernels whose op the trace names (our own exports) keep it.
+  for (const auto& [index, op] : explicit_ops_) out_.kernels[index].op = op;
   apply_time_base(header);
   read_header(out_, header, note_fn);
   summarize_steps(out_);
+  read_own_header(out_, header);
 
   // The most common floating-point input type of the operators names the run's dtype.
   static const std::pair<const char*, const char*> kTypes[] = {
       {"c10::BFloat16", "bf16"}, {"c10::Half", "fp16"}, {"float", "fp32"}, {"double", "fp64"}};
+  std::map<std::string, uint64_t> input_types;
+  for (const auto& [text, count] : input_type_texts_) {
+    const json types = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!types.is_array()) continue;
+    for (const auto& t : types) {
+      if (t.is_string()) input_types[t.get<std::string>()] += count;
+    }
+  }
   uint64_t best = 0;
   for (const auto& [torch_name, short_name] : kTypes) {
-    const auto it = input_types_.find(torch_name);
-    if (it != input_types_.end() && it->second > best) {
+    const auto it = input_types.find(torch_name);
+    if (it != input_types.end() && it->second > best) {
       best = it->second;
       out_.dtype = short_name;
     }
@@ -513,6 +644,19 @@ void TorchTraceBuilder::apply_time_base(const json& header) {
   shift(out_.memops);
   shift(out_.api_calls);
   shift(out_.ranges);
+  // Kineto's base is the wall clock (ns since 1970) when the trace was taken, to the second:
+  // the trace's own date. (Its event times count on another clock, so base + ts is not one.)
+  constexpr int64_t kYear2000 = 946'684'800LL * 1'000'000'000LL;
+  constexpr int64_t kYear2100 = 4'102'444'800LL * 1'000'000'000LL;
+  const int64_t when = b > kYear2000 && b < kYear2100 ? b : lo + b;
+  if (when > kYear2000 && when < kYear2100) {
+    const std::time_t seconds = static_cast<std::time_t>(when / 1'000'000'000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    out_.session.created_utc = text;
+  }
 }
 
 }  // namespace fusionscope::interchange::detail

@@ -1,19 +1,19 @@
 #include "fusionscope/interchange/torch_trace_import.h"
 
-#include <nlohmann/json.hpp>
+#include <chrono>
 
+#include "chunk_stream.h"
 #include "compressed_io.h"
+#include "event_scanner.h"
 #include "fusionscope/interchange/interchange_error.h"
 #include "imported_run_info.h"
 #include "torch_trace_builder.h"
 #include "trace_facts.h"
-#include "trace_json_reader.h"
 
 namespace fusionscope::interchange {
 namespace {
 
-// Traces are read whole; past this size a decompressed trace is refused, not held in memory.
-constexpr uint64_t kMaxTraceBytes = uint64_t{4} << 30;
+using Clock = std::chrono::steady_clock;
 
 // "trace.json.gz" -> "trace".
 std::string stem_of(const std::filesystem::path& file) {
@@ -23,26 +23,71 @@ std::string stem_of(const std::filesystem::path& file) {
   return p.string();
 }
 
-}  // namespace
+// The builder, reporting progress and honouring cancellation between chunks of text.
+class ReadingBuilder final : public detail::TorchTraceBuilder {
+ public:
+  ReadingBuilder(TorchTrace& trace, const detail::ChunkStream& stream,
+                 const detail::EventScanner& scanner, const ImportOptions& options)
+      : TorchTraceBuilder(trace),
+        trace_(trace),
+        stream_(stream),
+        scanner_(scanner),
+        options_(options),
+        start_(Clock::now()),
+        next_report_(start_) {}
 
-TorchTrace parse_torch_trace(std::string_view bytes, std::string_view source_name) {
-  TorchTrace trace;
-  trace.source_name = std::string(source_name);
-  std::string inflated;
-  if (detail::looks_compressed(bytes)) {
-    inflated = detail::inflate_all(bytes, source_name, kMaxTraceBytes);
-    bytes = inflated;
+  void on_chunk() override {
+    if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
+      throw ImportCancelled();
+    }
+    if (options_.progress && Clock::now() >= next_report_) report();
   }
-  nlohmann::json header = nlohmann::json::object();
-  detail::TorchTraceBuilder builder(trace);
-  detail::read_trace_json(bytes, source_name, builder, header);
-  builder.finish(header);
+
+  void report() {
+    const auto now = Clock::now();
+    next_report_ = now + std::chrono::milliseconds(100);
+    if (!options_.progress) return;
+    ImportProgress p;
+    p.phase = ImportProgress::Phase::kReading;
+    p.file_bytes = stream_.counters().input_bytes.load(std::memory_order_relaxed);
+    p.file_size = stream_.input_size();
+    p.text_bytes = scanner_.offset();
+    p.events = trace_.stats.events;
+    p.seconds = std::chrono::duration<double>(now - start_).count();
+    options_.progress(p);
+  }
+
+ private:
+  TorchTrace& trace_;
+  const detail::ChunkStream& stream_;
+  const detail::EventScanner& scanner_;
+  const ImportOptions& options_;
+  Clock::time_point start_, next_report_;
+};
+
+TorchTrace parse_stream(detail::ChunkStream& stream, std::string_view source,
+                        const ImportOptions& options) {
+  TorchTrace trace;
+  trace.source_name = std::string(source);
+  detail::EventScanner scanner(stream, source);
+  ReadingBuilder builder(trace, stream, scanner, options);
+  scanner.run(builder);
+  builder.finish(source);
+  builder.report();
   return trace;
 }
 
-TorchTrace read_torch_trace(const std::filesystem::path& file) {
-  const std::string bytes = detail::read_file(file);
-  TorchTrace trace = parse_torch_trace(bytes, file.string());
+}  // namespace
+
+TorchTrace parse_torch_trace(std::string_view bytes, std::string_view source_name,
+                             const ImportOptions& options) {
+  detail::ChunkStream stream(bytes, source_name, options.chunk_bytes);
+  return parse_stream(stream, source_name, options);
+}
+
+TorchTrace read_torch_trace(const std::filesystem::path& file, const ImportOptions& options) {
+  detail::ChunkStream stream(file, options.chunk_bytes);
+  TorchTrace trace = parse_stream(stream, file.string(), options);
   trace.source_name = stem_of(file);
   // The variant and notes read the source name; give them the stem rather than the path.
   trace.variant = detail::derive_variant(trace);

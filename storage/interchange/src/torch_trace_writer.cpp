@@ -1,12 +1,82 @@
+#include <algorithm>
+#include <chrono>
+#include <span>
 #include <vector>
 
 #include "fusionscope/interchange/torch_trace_import.h"
 #include "imported_run_info.h"
 
 namespace fusionscope::interchange {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Records go into the session in batches of this many: each is one transaction, a point to
+// report progress and to stop when cancelled, and the most a batch copies.
+constexpr size_t kBatch = size_t{1} << 16;
+
+class BatchWriter {
+ public:
+  BatchWriter(storage::SessionStore& store, int64_t run_id, const TorchTrace& trace,
+              const ImportOptions& options)
+      : store_(store), run_id_(run_id), options_(options), start_(Clock::now()) {
+    ids_.assign(trace.strings.size(), storage::kNoString);
+    for (size_t i = 1; i < trace.strings.size(); ++i) ids_[i] = store.intern(trace.strings[i]);
+    progress_.phase = ImportProgress::Phase::kWriting;
+    progress_.events = trace.stats.events;
+    progress_.records_total =
+        trace.kernels.size() + trace.memops.size() + trace.api_calls.size() + trace.ranges.size();
+  }
+
+  // Writes `records` in batches, each with its strings renamed from the trace's to the
+  // session's by `rename`.
+  template <typename R, typename Rename, typename Insert>
+  void write(const std::vector<R>& records, Rename rename, Insert insert) {
+    std::vector<R> batch;
+    for (size_t i = 0; i < records.size(); i += kBatch) {
+      check_cancel();
+      const size_t n = std::min(kBatch, records.size() - i);
+      batch.assign(records.begin() + static_cast<std::ptrdiff_t>(i),
+                   records.begin() + static_cast<std::ptrdiff_t>(i + n));
+      for (auto& r : batch) rename(r);
+      insert(std::span<const R>(batch));
+      progress_.records += n;
+      report(false);
+    }
+  }
+
+  storage::StringId id(storage::StringId local) const {
+    return local < ids_.size() ? ids_[local] : storage::kNoString;
+  }
+
+  void report(bool last) {
+    if (!options_.progress) return;
+    const auto now = Clock::now();
+    if (!last && now < next_report_) return;
+    next_report_ = now + std::chrono::milliseconds(100);
+    progress_.seconds = std::chrono::duration<double>(now - start_).count();
+    options_.progress(progress_);
+  }
+
+  void check_cancel() const {
+    if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
+      throw ImportCancelled();
+    }
+  }
+
+ private:
+  storage::SessionStore& store_;
+  int64_t run_id_;
+  const ImportOptions& options_;
+  std::vector<storage::StringId> ids_;
+  ImportProgress progress_;
+  Clock::time_point start_, next_report_;
+};
+
+}  // namespace
 
 int64_t write_torch_trace(storage::SessionStore& store, const TorchTrace& trace,
-                          const WriteOptions& options) {
+                          const WriteOptions& options, const ImportOptions& import) {
   // Fill the session's machine description only where it has none.
   storage::SessionInfo session = store.session();
   if (session.gpu_name.empty() && !trace.session.gpu_name.empty()) {
@@ -22,24 +92,25 @@ int64_t write_torch_trace(storage::SessionStore& store, const TorchTrace& trace,
 
   const int64_t run_id = store.add_run(detail::imported_run_info(trace, options));
   try {
-    std::vector<storage::StringId> ids(trace.strings.size(), storage::kNoString);
-    for (size_t i = 1; i < trace.strings.size(); ++i) ids[i] = store.intern(trace.strings[i]);
-    auto remap = [&ids](storage::StringId local) {
-      return local < ids.size() ? ids[local] : storage::kNoString;
-    };
-    std::vector<storage::KernelRecord> kernels = trace.kernels;
-    for (auto& k : kernels) {
-      k.name = remap(k.name);
-      k.op = remap(k.op);
-    }
-    std::vector<storage::ApiCallRecord> calls = trace.api_calls;
-    for (auto& a : calls) a.name = remap(a.name);
-    std::vector<storage::RangeRecord> ranges = trace.ranges;
-    for (auto& r : ranges) r.name = remap(r.name);
-    store.insert_kernels(run_id, kernels);
-    store.insert_api_calls(run_id, calls);
-    store.insert_ranges(run_id, ranges);
-    store.insert_memops(run_id, trace.memops);
+    BatchWriter w(store, run_id, trace, import);
+    w.write(
+        trace.kernels,
+        [&w](storage::KernelRecord& k) {
+          k.name = w.id(k.name);
+          k.op = w.id(k.op);
+        },
+        [&](std::span<const storage::KernelRecord> b) { store.insert_kernels(run_id, b); });
+    w.write(
+        trace.api_calls, [&w](storage::ApiCallRecord& a) { a.name = w.id(a.name); },
+        [&](std::span<const storage::ApiCallRecord> b) { store.insert_api_calls(run_id, b); });
+    w.write(
+        trace.ranges, [&w](storage::RangeRecord& r) { r.name = w.id(r.name); },
+        [&](std::span<const storage::RangeRecord> b) { store.insert_ranges(run_id, b); });
+    w.write(
+        trace.memops, [](storage::MemopRecord&) {},
+        [&](std::span<const storage::MemopRecord> b) { store.insert_memops(run_id, b); });
+    w.check_cancel();
+    w.report(true);
   } catch (...) {
     try {
       store.delete_run(run_id);

@@ -71,6 +71,26 @@ void read_header(TorchTrace& trace, const json& header, const NoteFn& note) {
   s.sm_count = small_int(member(*chosen, "numSms"));
 }
 
+void read_own_header(TorchTrace& trace, const json& header) {
+  // Our exports describe the run they came from; the split of its iterations into warm-up and
+  // timed ones is what the steps alone cannot say.
+  const json* own = member(header, "fusionscope");
+  if (own == nullptr || !own->is_object()) return;
+  // The run's own variant and dtype: an export loses the operators' input types dtype is read
+  // from, and a variant the file name cannot tell.
+  if (const auto variant = as_string(member(*own, "variant")); variant && !variant->empty()) {
+    trace.exported_variant = std::string(*variant);
+  }
+  if (const auto dtype = as_string(member(*own, "dtype")); dtype && trace.dtype.empty()) {
+    trace.dtype = std::string(*dtype);
+  }
+  const auto warmup = as_unsigned(member(*own, "warmup"), 1'000'000);
+  const auto iterations = as_unsigned(member(*own, "iterations"), 1'000'000);
+  if (warmup && iterations && static_cast<int>(*warmup + *iterations) == trace.profiler_steps) {
+    trace.warmup_steps = static_cast<int>(*warmup);
+  }
+}
+
 void summarize_steps(TorchTrace& trace) {
   int64_t first = 0, last = 0;
   int steps = 0;
@@ -88,6 +108,7 @@ void summarize_steps(TorchTrace& trace) {
 }
 
 std::string derive_variant(const TorchTrace& trace) {
+  if (!trace.exported_variant.empty()) return trace.exported_variant;
   const std::string name = lower(trace.source_name);
   if (name.find("compile") != std::string::npos || name.find("inductor") != std::string::npos) {
     return "torch-compile";

@@ -15,6 +15,9 @@ void read_header(TorchTrace& trace, const nlohmann::json& header, const NoteFn& 
 // profiler_steps and steps_wall_ns from the ProfilerStep#N annotations.
 void summarize_steps(TorchTrace& trace);
 
+// warmup_steps from the `fusionscope` member our exports write (after summarize_steps).
+void read_own_header(TorchTrace& trace, const nlohmann::json& header);
+
 // "torch-compile", "torch-cuda-graph" or "torch-eager": from the source name when it says so,
 // else from the kernels (Triton kernels come from torch.compile) and the launch calls.
 std::string derive_variant(const TorchTrace& trace);

@@ -1,8 +1,8 @@
 #include "trace_linker.h"
 
 #include <algorithm>
-#include <map>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -12,32 +12,63 @@ namespace {
 using storage::RangeKind;
 using storage::StringId;
 
-// Flow ends by where they sit: (lane, ts) -> the flow ids there.
-using FlowIndex = std::map<std::pair<uint32_t, int64_t>, std::vector<uint64_t>>;
+// Flow ends by where they sit, sorted by (lane, ts): the ids of the flows at a place are an
+// equal range. (Sorted vectors: a trace holds millions of flows, and maps of them cost more in
+// allocations than in lookups.)
+struct FlowAt {
+  uint32_t lane;
+  int64_t ts;
+  uint64_t id;
+};
+using FlowIndex = std::vector<FlowAt>;
+
+bool place_less(const FlowAt& a, const FlowAt& b) {
+  return a.lane != b.lane ? a.lane < b.lane : a.ts < b.ts;
+}
 
 FlowIndex index_flows(const std::vector<FlowEnd>& ends) {
   FlowIndex index;
-  for (const auto& e : ends) index[{e.lane, e.ts_ns}].push_back(e.id);
+  index.reserve(ends.size());
+  for (const auto& e : ends) index.push_back({e.lane, e.ts_ns, e.id});
+  std::stable_sort(index.begin(), index.end(), place_less);
   return index;
+}
+
+std::pair<FlowIndex::const_iterator, FlowIndex::const_iterator> flows_at(const FlowIndex& flows,
+                                                                         uint32_t lane,
+                                                                         int64_t ts) {
+  return std::equal_range(flows.begin(), flows.end(), FlowAt{lane, ts, 0}, place_less);
 }
 
 // Checks one record against the flow ends at its start. Returns the number of records whose id
 // came from the flow (0 or 1); counts a disagreement in `mismatches`.
 template <typename Record>
 int reconcile(Record& record, uint32_t lane, const FlowIndex& flows, uint64_t& mismatches) {
-  const auto it = flows.find({lane, record.start_ns});
-  if (it == flows.end()) return 0;
-  const auto& ids = it->second;
+  const auto [first, last] = flows_at(flows, lane, record.start_ns);
+  if (first == last) return 0;
   if (record.correlation_id == 0) {
-    if (ids.size() == 1 && ids[0] != 0 && ids[0] <= UINT32_MAX) {
-      record.correlation_id = static_cast<uint32_t>(ids[0]);
+    if (last - first == 1 && first->id != 0 && first->id <= UINT32_MAX) {
+      record.correlation_id = static_cast<uint32_t>(first->id);
       return 1;
     }
     return 0;
   }
-  if (std::find(ids.begin(), ids.end(), record.correlation_id) == ids.end()) ++mismatches;
+  if (std::none_of(first, last, [&](const FlowAt& f) { return f.id == record.correlation_id; })) {
+    ++mismatches;
+  }
   return 0;
 }
+
+// Where records of each correlation id sit: (id, lane, start), sorted.
+struct IdAt {
+  uint32_t id;
+  uint32_t lane;
+  int64_t start;
+  friend bool operator<(const IdAt& a, const IdAt& b) {
+    return std::tie(a.id, a.lane, a.start) < std::tie(b.id, b.lane, b.start);
+  }
+  friend bool operator==(const IdAt&, const IdAt&) = default;
+};
 
 // Ranges of one thread, sorted by start (enclosing first on ties), each with its parent: the
 // innermost earlier range still open when it starts.
@@ -99,32 +130,39 @@ void link_correlations(TorchTrace& trace, const std::vector<FlowEnd>& starts,
        mismatches);
 
   // Where each correlation id sits: API calls by (thread, start), GPU work by (stream, start).
-  std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, int64_t>>> api_at, gpu_at;
+  std::vector<IdAt> api_at, gpu_at;
+  api_at.reserve(trace.api_calls.size());
+  gpu_at.reserve(trace.kernels.size() + trace.memops.size());
   for (const auto& a : trace.api_calls) {
-    if (a.correlation_id != 0) api_at[a.correlation_id].push_back({a.thread_id, a.start_ns});
+    if (a.correlation_id != 0) api_at.push_back({a.correlation_id, a.thread_id, a.start_ns});
   }
   for (const auto& k : trace.kernels) {
-    if (k.correlation_id != 0) gpu_at[k.correlation_id].push_back({k.stream, k.start_ns});
+    if (k.correlation_id != 0) gpu_at.push_back({k.correlation_id, k.stream, k.start_ns});
   }
   for (const auto& m : trace.memops) {
-    if (m.correlation_id != 0) gpu_at[m.correlation_id].push_back({m.stream, m.start_ns});
+    if (m.correlation_id != 0) gpu_at.push_back({m.correlation_id, m.stream, m.start_ns});
   }
-  auto lands_on = [](const auto& at, uint64_t id, const FlowEnd& end) {
+  std::sort(api_at.begin(), api_at.end());
+  std::sort(gpu_at.begin(), gpu_at.end());
+  auto lands_on = [](const std::vector<IdAt>& at, uint64_t id, const FlowEnd& end) {
     if (id > UINT32_MAX) return false;
-    const auto it = at.find(static_cast<uint32_t>(id));
-    if (it == at.end()) return false;
-    const std::pair<uint32_t, int64_t> where{end.lane, end.ts_ns};
-    return std::find(it->second.begin(), it->second.end(), where) != it->second.end();
+    return std::binary_search(at.begin(), at.end(),
+                              IdAt{static_cast<uint32_t>(id), end.lane, end.ts_ns});
   };
 
-  std::unordered_map<uint64_t, const FlowEnd*> start_by_id;
-  for (const auto& s : starts) start_by_id.emplace(s.id, &s);
+  // Flow starts by id (the first of each id, as a map's emplace would keep).
+  std::vector<const FlowEnd*> start_by_id;
+  start_by_id.reserve(starts.size());
+  for (const auto& st : starts) start_by_id.push_back(&st);
+  std::stable_sort(start_by_id.begin(), start_by_id.end(),
+                   [](const FlowEnd* a, const FlowEnd* b) { return a->id < b->id; });
   uint64_t linked = 0, broken = 0, orphan_finishes = 0;
   for (const auto& f : finishes) {
-    const auto s = start_by_id.find(f.id);
-    if (s == start_by_id.end()) {
+    const auto it = std::lower_bound(start_by_id.begin(), start_by_id.end(), f.id,
+                                     [](const FlowEnd* a, uint64_t id) { return a->id < id; });
+    if (it == start_by_id.end() || (*it)->id != f.id) {
       ++orphan_finishes;
-    } else if (lands_on(api_at, f.id, *s->second) && lands_on(gpu_at, f.id, f)) {
+    } else if (lands_on(api_at, f.id, **it) && lands_on(gpu_at, f.id, f)) {
       ++linked;
     } else {
       ++broken;
@@ -134,16 +172,19 @@ void link_correlations(TorchTrace& trace, const std::vector<FlowEnd>& starts,
   note("ac2g flows whose ends are not at an API call and GPU work of their id", broken);
   note("ac2g flow finishes without a start", orphan_finishes);
 
-  std::unordered_map<uint32_t, uint32_t> calls_per_id;
-  for (const auto& a : trace.api_calls) {
-    if (a.correlation_id != 0) ++calls_per_id[a.correlation_id];
-  }
+  // API calls per correlation id: the ids of api_at, sorted, with repeats.
+  auto calls_of = [&api_at](uint32_t id) {
+    const auto [first, last] =
+        std::equal_range(api_at.begin(), api_at.end(), IdAt{id, 0, 0},
+                         [](const IdAt& a, const IdAt& b) { return a.id < b.id; });
+    return static_cast<size_t>(last - first);
+  };
   uint64_t launched = 0, unlaunched = 0, ambiguous = 0;
   for (const auto& k : trace.kernels) {
-    const auto it = calls_per_id.find(k.correlation_id);
-    if (k.correlation_id == 0 || it == calls_per_id.end()) {
+    const size_t calls = k.correlation_id == 0 ? 0 : calls_of(k.correlation_id);
+    if (calls == 0) {
       ++unlaunched;
-    } else if (it->second == 1) {
+    } else if (calls == 1) {
       ++launched;
     } else {
       ++ambiguous;
@@ -167,10 +208,21 @@ void attribute_ops(TorchTrace& trace, const NoteFn& note) {
   for (auto& [thread, nesting] : ops) nesting.build();
   for (auto& [thread, nesting] : annotations) nesting.build();
 
-  std::unordered_map<uint32_t, const storage::ApiCallRecord*> launch_of;
+  // The launching call of each correlation id (the first in the file when several share one).
+  std::vector<const storage::ApiCallRecord*> launches;
+  launches.reserve(trace.api_calls.size());
   for (const auto& a : trace.api_calls) {
-    if (a.correlation_id != 0) launch_of.emplace(a.correlation_id, &a);
+    if (a.correlation_id != 0) launches.push_back(&a);
   }
+  std::stable_sort(launches.begin(), launches.end(), [](const auto* a, const auto* b) {
+    return a->correlation_id < b->correlation_id;
+  });
+  auto launch_of = [&launches](uint32_t id) -> const storage::ApiCallRecord* {
+    const auto it = std::lower_bound(
+        launches.begin(), launches.end(), id,
+        [](const storage::ApiCallRecord* a, uint32_t v) { return a->correlation_id < v; });
+    return it != launches.end() && (*it)->correlation_id == id ? *it : nullptr;
+  };
   auto innermost = [](const auto& by_thread, const storage::ApiCallRecord& call) {
     const auto it = by_thread.find(call.thread_id);
     return it == by_thread.end() ? storage::kNoString
@@ -178,12 +230,13 @@ void attribute_ops(TorchTrace& trace, const NoteFn& note) {
   };
   uint64_t with_op = 0, from_annotation = 0;
   for (auto& k : trace.kernels) {
-    const auto launch = launch_of.find(k.correlation_id);
-    if (k.correlation_id == 0 || launch == launch_of.end()) continue;
-    k.op = innermost(ops, *launch->second);
+    const storage::ApiCallRecord* launch =
+        k.correlation_id == 0 ? nullptr : launch_of(k.correlation_id);
+    if (launch == nullptr) continue;
+    k.op = innermost(ops, *launch);
     if (k.op != storage::kNoString) {
       ++with_op;
-    } else if ((k.op = innermost(annotations, *launch->second)) != storage::kNoString) {
+    } else if ((k.op = innermost(annotations, *launch)) != storage::kNoString) {
       ++from_annotation;
     }
   }

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   fusionscope::cli::add_import_command(app);
   fusionscope::cli::add_export_command(app);
+  fusionscope::cli::add_advise_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

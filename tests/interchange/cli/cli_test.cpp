@@ -2,13 +2,18 @@
 // files they write.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include "fixture_json.h"
 #include "fusionscope/interchange/torch_trace_import.h"
@@ -143,6 +148,87 @@ TEST(InterchangeCli, ExportSaysWhichRunsThereAre) {
       run("export " + quoted(session) + " --run 1 --chrome /nonexistent-dir/t.json");
   EXPECT_EQ(unwritable.code, 1);
   EXPECT_NE(unwritable.output.find("/nonexistent-dir/t.json"), std::string::npos);
+}
+
+// Starts `import FIFO --out SESSION ARGS --progress`, feeds the FIFO an endless trace, presses
+// Ctrl-C (SIGINT) once the import reports progress, and returns its exit code and output.
+Result interrupt_import(const fs::path& fifo, const fs::path& session, const std::string& args) {
+  Result r;
+  if (mkfifo(fifo.c_str(), 0600) != 0) return r;
+  std::signal(SIGPIPE, SIG_IGN);
+  int out[2];
+  if (pipe(out) != 0) return r;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    const std::string command = quoted(FUSIONSCOPE_CLI_DRIVER) + " import " +
+                                quoted(fifo.string()) + " --out " + quoted(session.string()) +
+                                " --progress " + args;
+    execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  std::thread writer([&] {
+    const int fd = open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    const std::string head = R"({"traceEvents": [)";
+    std::string events;
+    for (int i = 0; i < 1000; ++i) {
+      events += R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": )" +
+                std::to_string(i) + R"(, "dur": 1}, )";
+    }
+    bool ok = write(fd, head.data(), head.size()) > 0;
+    while (ok) ok = write(fd, events.data(), events.size()) > 0;  // until the reader is gone
+    close(fd);
+  });
+  char buffer[4096];
+  bool interrupted = false;
+  ssize_t n = 0;
+  while ((n = read(out[0], buffer, sizeof buffer)) > 0) {
+    r.output.append(buffer, static_cast<size_t>(n));
+    if (!interrupted && r.output.find("reading:") != std::string::npos) {
+      kill(pid, SIGINT);
+      interrupted = true;
+    }
+  }
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  writer.join();
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(InterchangeCli, CtrlCStopsAnImportAndLeavesNoRun) {
+  const auto dir = t::scratch_dir();
+  const auto session = dir / "s.fsdb";
+  ASSERT_EQ(run("import " + fixture(t::kLinearEager) + " --out " + quoted(session)).code, 0);
+
+  const Result appended = interrupt_import(dir / "endless.json", session, "--append");
+  EXPECT_EQ(appended.code, 130) << appended.output;
+  EXPECT_NE(appended.output.find("interrupted; no run was added"), std::string::npos)
+      << appended.output;
+  EXPECT_EQ(SessionStore::open(session).runs().size(), 1u);
+
+  const auto fresh = dir / "new.fsdb";
+  const Result created = interrupt_import(dir / "endless2.json", fresh, "");
+  EXPECT_EQ(created.code, 130) << created.output;
+  EXPECT_FALSE(fs::exists(fresh));
+  EXPECT_FALSE(fs::exists(fresh.string() + "-wal"));
+}
+
+TEST(InterchangeCli, EveryEventMalformedFailsAndLeavesNoSession) {
+  const auto dir = t::scratch_dir();
+  std::ofstream(dir / "bad.json")
+      << R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k"}, {"ph": 3}]})";
+  const auto session = dir / "s.fsdb";
+  const Result r =
+      run("import " + quoted((dir / "bad.json").string()) + " --out " + quoted(session));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("none of its 2 events could be read"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(session));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Fuzz target for the PyTorch trace reader (libFuzzer entry point). Any input must either be
-// refused with an InterchangeError or import into records that keep the reader's invariants; an
+// refused with an InterchangeError or import into records that keep the reader's invariants, and
+// read the same whether its text streams in one chunk or in chunks of 1 to 97 bytes; an
 // imported trace must then export to Chrome JSON and CSV and read back with the same kernels.
 // Anything else (a crash, another exception, a broken invariant) aborts.
 #include <cstdint>
@@ -42,16 +43,35 @@ std::vector<int64_t> durations(const TorchTrace& trace) {
   return out;
 }
 
+// The reader streams its text in chunks: any chunking must read as the whole text does.
+bool same_records(const TorchTrace& a, const TorchTrace& b) {
+  return a.strings == b.strings && a.kernels == b.kernels && a.memops == b.memops &&
+         a.api_calls == b.api_calls && a.ranges == b.ranges && a.stats.events == b.stats.events &&
+         a.stats.skipped == b.stats.skipped;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  TorchTrace trace;
+  // A chunk size from the input itself, 1 to 97 bytes: boundaries fall everywhere.
+  fusionscope::interchange::ImportOptions chunked;
+  chunked.chunk_bytes = 1 + (size == 0 ? 0 : static_cast<unsigned char>(data[size / 2]) % 97);
+  TorchTrace trace, in_chunks;
+  std::string whole_error, chunked_error;
   try {
     trace = fusionscope::interchange::parse_torch_trace(bytes, "fuzz input");
-  } catch (const fusionscope::interchange::InterchangeError&) {
-    return 0;  // refused with a message: fine
+  } catch (const fusionscope::interchange::InterchangeError& e) {
+    whole_error = e.what();
   }
+  try {
+    in_chunks = fusionscope::interchange::parse_torch_trace(bytes, "fuzz input", chunked);
+  } catch (const fusionscope::interchange::InterchangeError& e) {
+    chunked_error = e.what();
+  }
+  require(whole_error.empty() == chunked_error.empty(), "chunking changes whether input is read");
+  if (!whole_error.empty()) return 0;  // refused with a message: fine
+  require(same_records(trace, in_chunks), "chunking changes the records read");
   const size_t strings = trace.strings.size();
   require(strings >= 1 && trace.strings[0].empty(), "string table starts with \"\"");
   require(well_formed(trace.kernels, strings), "kernels end after they start");

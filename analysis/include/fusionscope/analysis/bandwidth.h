@@ -53,11 +53,19 @@ struct KernelTraffic {
   double flop_rate() const;  // flop/s; NaN without FLOPs or a duration
 };
 
+// The fewest DRAM bytes a per-kernel count can show when each kernel starts with an L2 free of
+// dirty lines (Nsight Compute's convention with its default cache control, and the counters
+// pass's): every input is read from DRAM, but up to `l2_bytes` of the output can still sit in the
+// L2 when the kernel ends, to be written back after it. So min_bytes less min(writes, L2). With
+// `l2_bytes` 0 (unknown) it is min_bytes. NaN in, NaN out.
+double fewest_counted(double min_bytes, double min_write_bytes, double l2_bytes);
+
 // The kernels of one op, next to what the plan says it must move at least.
 struct OpTraffic {
   std::string op;  // "" = kernels outside any op range
   double dram_bytes = 0;
   double min_bytes = kUnknown;  // the plan's fewest bytes for this op; unknown outside the plan
+  double min_write_bytes = kUnknown;  // of min_bytes, the op's outputs
   int64_t duration_ns = 0;
   uint32_t kernels = 0;
 };
@@ -67,8 +75,14 @@ struct OpTraffic {
 struct PlanTraffic {
   bool ok = false;
   std::string error;  // why there is no plan (imported run, unknown variant...)
-  std::vector<std::pair<std::string, double>> min_bytes_by_op;  // in plan order
+  struct Op {
+    std::string op;
+    double min_bytes = 0;
+    double min_write_bytes = 0;  // of min_bytes, the outputs
+  };
+  std::vector<Op> ops;  // in plan order, launches of one op summed
   double min_bytes = 0;
+  double min_write_bytes = 0;
   double flops = 0;
 };
 PlanTraffic plan_traffic(const storage::RunInfo& info);
@@ -88,6 +102,9 @@ struct RunTraffic {
   double bandwidth() const;        // dram_bytes over duration_ns, byte/s; 0 when either is 0
   double min_bytes() const;        // the plan's, or NaN
   double excess_over_min() const;  // dram_bytes / min_bytes; NaN without a plan
+  // The plan's fewest as a per-kernel count can show it (fewest_counted() of each op, summed),
+  // given the L2 size; NaN without a plan.
+  double min_bytes_counted(double l2_bytes) const;
 };
 
 RunTraffic run_traffic(const storage::RunData& run);

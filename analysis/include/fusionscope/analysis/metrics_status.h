@@ -17,6 +17,10 @@ namespace fusionscope::analysis {
 std::string kernel_counters_property(int64_t run_id);
 std::string pm_sampling_property(int64_t run_id);
 
+// Session property: the GPU's L2 size in bytes, stored by the counters pass (the fewest-bytes
+// model of bandwidth.h needs it: fewest_counted()).
+inline constexpr std::string_view kL2BytesProperty = "gpu.l2_bytes";
+
 // Property values start with this when the pass stored its data.
 inline constexpr std::string_view kMetricsOk = "ok";
 

@@ -15,6 +15,10 @@ struct PlannedLaunch {
   std::string kernel;    // what is expected to run, e.g. "cuBLASLt GEMM + bias", "gelu_tanh"
   double flops = 0;      // floating-point operations (a multiply-add counts 2)
   double min_bytes = 0;  // fewest DRAM bytes: each input read once, each output written once
+  // Of min_bytes, the output written. A per-kernel count that starts each kernel with an L2
+  // free of dirty lines (Nsight Compute's, the counters pass's) may see less of it: what still
+  // sits in the L2 when the kernel ends is written later, outside the kernel.
+  double min_write_bytes = 0;
 };
 
 struct Plan {

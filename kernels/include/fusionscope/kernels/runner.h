@@ -67,6 +67,9 @@ struct RunOptions {
   int timed_iterations = 100;
   bool use_graph = false;  // capture one forward pass in a CUDA graph and replay it
   bool check = true;       // compare against the fp32 reference after timing
+  // 0: check every row; else the first and last check_rows / 2 rows only (large shapes, whose
+  // reference on CUDA cores would take minutes; edge tiles sit at both ends).
+  uint64_t check_rows = 0;
   bool nvtx = true;        // open the NVTX ranges described above
   uint64_t seed = 0x5eed;  // weights, biases and inputs come from this seed (never zeros)
   // Rotating copies of input and output, so repeated iterations do not all hit a warm L2.
@@ -76,6 +79,10 @@ struct RunOptions {
   GatedGemmPath gated_path = GatedGemmPath::kAuto;
   // Called on the running thread between iterations; keep it cheap.
   std::function<void(const RunProgress&)> on_progress;
+  // Called on the running thread before each of the plan's launches in warm-up and timed
+  // iterations, with the run's stream (a cudaStream_t); not in graph mode. The counters pass puts
+  // its L2 flush here, so each kernel starts as under Nsight Compute's cache control.
+  std::function<void(void* stream)> before_launch;
   // Polled between iterations; when it becomes true the run stops and reports cancelled.
   const std::atomic<bool>* cancel = nullptr;
 };

@@ -1,8 +1,9 @@
 // Hardware counters for the lab's runs (docs/bandwidth.md). Two optional passes per run:
-//  - a counters pass after the timed pass: the CUPTI range profiler replays one forward pass
-//    kernel by kernel (its own run of the configuration, not timed); its metrics are stored keyed
-//    by the correlation ids of the kernels of the run's first timed iteration, matched by launch
-//    order. Tracing is paused then (the tracer's run has ended).
+//  - a counters pass after the timed pass: the CUPTI range profiler over the forward pass, run
+//    once per hardware pass (user replay, its own run of the configuration, not timed) with the
+//    L2 swept before each kernel so DRAM bytes are counted as Nsight Compute counts them; its
+//    metrics are stored keyed by the correlation ids of the kernels of the run's first timed
+//    iteration, matched by launch order. Tracing is paused then (the tracer's run has ended).
 //  - PM sampling during the run itself, from the first warm-up iteration to the end of the timed
 //    ones: DRAM read/write throughput and SM/tensor activity on the CUPTI clock.
 // The program uses CUPTI; tests use stand-ins.
@@ -20,9 +21,10 @@ namespace fusionscope::lab {
 class HardwareCounters {
  public:
   virtual ~HardwareCounters() = default;
-  // Runs one forward pass of `config` in `variant` through `executor` with the range profiler on.
-  // `options` are those of the timing pass (device, seed, input copies, cancel); the pass sets
-  // its own iterations, no graph and no check. Failures come back in the result's status.
+  // Runs the forward pass of `config` in `variant` through `executor` with the range profiler
+  // on, once per hardware pass. `options` are those of the timing pass (device, seed, cancel);
+  // the pass sets its own iterations, one input copy, no graph and no check. Failures come back
+  // in the result's status.
   virtual counters::CounterPassResult kernel_pass(Executor& executor,
                                                   const kernels::MlpConfig& config,
                                                   kernels::Variant variant,

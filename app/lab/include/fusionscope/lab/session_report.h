@@ -13,7 +13,7 @@
 namespace fusionscope::lab {
 
 struct KernelTotal {
-  std::string name;  // demangled, without arguments
+  std::string name;  // for people: short, and distinct among the run's kernels
   std::size_t calls = 0;
   int64_t total_ns = 0;
 };
@@ -40,5 +40,10 @@ void write_report(const storage::SessionStore& store, std::ostream& out, std::si
 
 // A kernel's name for people: demangled, template and argument lists elided.
 std::string short_kernel_name(const std::string& name);
+
+// Names for people of distinct kernels (full names, as stored), one per input: the short name,
+// or where several share it, the short name and the part of their template arguments that
+// tells them apart ("vectorized_elementwise_kernel<...GeluCUDAKernelImpl(...").
+std::vector<std::string> distinct_kernel_names(const std::vector<std::string>& names);
 
 }  // namespace fusionscope::lab

@@ -13,7 +13,10 @@ inline constexpr std::string_view kDuration = "gpu__time_duration.sum";  // ns
 inline constexpr std::string_view kDramRead = "dram__bytes_read.sum";    // byte
 inline constexpr std::string_view kDramWrite = "dram__bytes_write.sum";  // byte
 inline constexpr std::string_view kL2Bytes = "lts__t_bytes.sum";         // byte
-inline constexpr std::string_view kL1Bytes = "l1tex__t_bytes.sum";       // byte
+// 32-byte sectors written into the L2: every byte the kernel wrote (dirtied), whether or not it
+// reached DRAM before the kernel ended. Stored as is; fusionscope/l2_write_bytes is it in bytes.
+inline constexpr std::string_view kL2WriteSectors = "lts__t_sectors_op_write.sum";
+inline constexpr std::string_view kL1Bytes = "l1tex__t_bytes.sum";  // byte
 inline constexpr std::string_view kDramThroughputPct =
     "dram__throughput.avg.pct_of_peak_sustained_elapsed";  // percent
 inline constexpr std::string_view kSmActivePct =
@@ -34,6 +37,7 @@ inline constexpr std::string_view kFmul = "sm__sass_thread_inst_executed_op_fmul
 
 // Per kernel, derived from the raw values above (see derive_kernel_metrics()).
 inline constexpr std::string_view kDramBytes = "fusionscope/dram_bytes";          // read + write
+inline constexpr std::string_view kL2WriteBytes = "fusionscope/l2_write_bytes";   // byte dirtied
 inline constexpr std::string_view kTensorFlops = "fusionscope/tensor_flops";      // flop
 inline constexpr std::string_view kFp32Flops = "fusionscope/fp32_flops";          // flop
 inline constexpr std::string_view kFlops = "fusionscope/flops";                   // tensor + fp32

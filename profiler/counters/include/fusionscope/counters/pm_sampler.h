@@ -23,18 +23,33 @@ namespace fusionscope::counters {
 
 // The metrics sampled by default (metric_names.h, kSample*), one hardware pass on Hopper.
 const std::vector<std::string>& default_sample_metrics();
+// DRAM read and write bytes per second alone. Their samples decode about 3x faster than the
+// default set's on an H100, so a 10 us series keeps up (docs/counters.md, "PM sampling").
+const std::vector<std::string>& dram_sample_metrics();
+
+enum class PmBufferMode : uint8_t {
+  kKeepOldest,  // a full hardware buffer drops new samples (CUPTI reports an overflow)
+  kKeepLatest,  // a full hardware buffer overwrites its oldest samples
+};
 
 struct PmSamplingOptions {
   std::vector<std::string> metrics = default_sample_metrics();
   int device = 0;
   uint64_t interval_ns = 5000;  // one sample every 5 us
-  // GPU memory the samples are written to. On the H100 (CUPTI 13.0) a sample takes ~24 KB of it
-  // and draining it does not always keep up at 5 us: 512 MiB lasted ~50-110 ms, 2 GiB ~200 ms
-  // before CUPTI reported an overflow (docs/counters.md). Samples before that are complete.
+  // GPU memory the samples are written to before the decode thread drains them (docs/counters.md
+  // gives what it holds on the H100).
   size_t hardware_buffer_bytes = size_t{2} << 30;
-  uint32_t samples_per_decode = 10000;  // samples per host counter-data image
-  uint32_t decode_period_ms = 2;        // how often the decode thread drains the buffer
-  size_t max_samples = 4'000'000;       // samples kept in all; later ones are dropped
+  PmBufferMode buffer_mode = PmBufferMode::kKeepOldest;
+  // Samples per host counter-data image (~15 KB each on the H100). A drained image more than half
+  // full goes to evaluation, so that one decode never fills an image: CUPTI drops what did not fit.
+  uint32_t samples_per_decode = 2000;
+  uint32_t decode_period_ms = 1;  // how often the decode thread drains the buffer
+  // stop() decodes what the hardware still holds for at most this long; the rest is reported lost.
+  uint32_t stop_decode_budget_ms = 400;
+  // Threads that turn decoded samples into values while sampling runs, so that stop() has only
+  // the last images left. 0 = evaluate everything in stop(), on the caller's thread.
+  uint32_t evaluate_threads = 4;
+  size_t max_samples = 4'000'000;  // samples kept in all; later ones are dropped
   // CUPTI activity clock minus the GPU global timer (measure_gpu_clock_offset()), in case samples
   // come on the global timer on some driver: used only when the first sample fits it and not the
   // CUPTI clock. Measure it before kernel tracing starts (it launches probe kernels).
@@ -57,6 +72,23 @@ struct PmSample {
   std::vector<double> values;  // aligned with PmSamplingResult::metrics
 };
 
+// A stretch of time the series has no samples for although sampling ran: between two samples
+// that do not follow each other, or from the last sample to the stop when samples were lost at the
+// end. On the CUPTI clock, like the samples.
+struct PmGap {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// Where the time of a sampling session went, for the docs and the benchmark.
+struct PmSamplingTimes {
+  double decode_s = 0;    // in cuptiPmSamplingDecodeData, on the decode thread
+  double evaluate_s = 0;  // turning samples into values, summed over threads
+  double stop_s = 0;      // the caller's wait in stop()
+  size_t images = 0;      // host images filled
+  size_t decode_calls = 0;
+};
+
 struct PmSamplingResult {
   CounterStatus status;
   std::string chip;
@@ -64,9 +96,10 @@ struct PmSamplingResult {
   std::vector<std::string> units;
   std::vector<std::string> skipped_metrics;  // asked for but not available on this chip
   std::vector<PmSample> samples;             // in time order
-  // The GPU buffer filled before it was drained: sampling stopped there, and the series ends at
-  // the last sample (status stays ok; use a longer interval or a larger hardware buffer).
+  // CUPTI reported that the GPU buffer filled before it was drained: samples were lost (`gaps`
+  // says when; status stays ok).
   bool hardware_overflow = false;
+  std::vector<PmGap> gaps;     // time without samples while sampling ran
   size_t dropped_samples = 0;  // beyond max_samples
   // How sample times were put on the CUPTI clock: the first sample is checked against host reads
   // of the CUPTI clock around the start of sampling. "CUPTI clock" (nothing added), "GPU global
@@ -74,10 +107,21 @@ struct PmSamplingResult {
   std::string clock_mapping;
   int64_t clock_offset_ns = 0;  // as applied to every sample
   uint64_t interval_ns = 0;
+  int64_t started_ns = 0;  // CUPTI clock when sampling started and stopped
+  int64_t stopped_ns = 0;
+  PmSamplingTimes times;
 
   // Index of `metric` in metrics, or -1.
   int metric_index(std::string_view metric) const;
+  // Sum of the gaps' lengths.
+  int64_t lost_ns() const;
 };
+
+// The gaps of a series in time order: between samples that do not follow each other (each
+// sample starts where the one before it ended, within half an interval), and from the last one
+// to `stopped_ns` when that is more than a few intervals.
+std::vector<PmGap> sample_gaps(const std::vector<PmSample>& samples, uint64_t interval_ns,
+                               int64_t stopped_ns);
 
 // Samples from start() to stop(). Call both on threads where the CUDA runtime may be used; the
 // workload may run on any thread in between.

@@ -2,6 +2,10 @@
 // gzipped) into a session. Reading and writing are two steps so a bad file never touches a store:
 // read_torch_trace() parses into a TorchTrace, write_torch_trace() adds it to a session as one run.
 //
+// Reading streams: one thread decompresses while another splits the text into events and parses
+// each on its own (simdjson), so memory holds the records kept and a few MiB of text, whatever
+// the file's size; an input that never ends or inflates without bound costs time, not memory.
+//
 // What is kept: kernels (cat `kernel`), CUDA runtime and driver calls, `cpu_op` and
 // `user_annotation` ranges on their CPU thread, `gpu_user_annotation` ranges on their stream,
 // memsets and memcpys, and the `ac2g` flows that link a launch to its GPU work by correlation id.
@@ -9,16 +13,47 @@
 // number's decimal text so no precision is lost to floating point.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fusionscope/interchange/interchange_error.h"
 #include "fusionscope/storage/records.h"
 #include "fusionscope/storage/session_store.h"
 
 namespace fusionscope::interchange {
+
+// How far a read (or a write into a session) has come; see ImportOptions::progress.
+struct ImportProgress {
+  enum class Phase { kReading, kWriting };
+  Phase phase = Phase::kReading;
+  uint64_t file_bytes = 0;  // bytes of the file read so far (compressed, if it is)
+  uint64_t file_size = 0;   // its size; 0 when unknown (a pipe, a device)
+  uint64_t text_bytes = 0;  // bytes of JSON text parsed (decompressed)
+  uint64_t events = 0;      // entries of traceEvents read
+  uint64_t records = 0;     // kWriting: records written into the session so far
+  uint64_t records_total = 0;
+  double seconds = 0.0;  // since the read began
+};
+
+struct ImportOptions {
+  // Called on the reading thread about ten times a second, and once at the end of each phase.
+  std::function<void(const ImportProgress&)> progress;
+  // Checked as often; once set, the read (or write) stops with ImportCancelled.
+  const std::atomic<bool>* cancel = nullptr;
+  // Decompressed text handed from the decompressing thread to the parser at a time.
+  size_t chunk_bytes = size_t{1} << 20;
+};
+
+// Thrown when ImportOptions::cancel was set; a write into a session leaves no run behind.
+class ImportCancelled : public InterchangeError {
+ public:
+  ImportCancelled() : InterchangeError("import cancelled") {}
+};
 
 // One kind of problem met while reading, and how many events it concerned.
 struct ImportWarning {
@@ -55,8 +90,10 @@ struct TorchTrace {
   std::string variant;           // "torch-eager", "torch-compile" or "torch-cuda-graph"
   std::string dtype;             // most common floating input type of the cpu_ops, or ""
   std::string trace_id;
-  int profiler_steps = 0;     // ProfilerStep#N annotations
-  int64_t steps_wall_ns = 0;  // first step start to last step end
+  int profiler_steps = 0;        // ProfilerStep#N annotations
+  int warmup_steps = 0;          // of those, warm-up iterations (our own exports say how many)
+  std::string exported_variant;  // the variant of the run our own export came from, or ""
+  int64_t steps_wall_ns = 0;     // first step start to last step end
   std::vector<std::string> strings{""};
   std::vector<storage::KernelRecord> kernels;
   std::vector<storage::MemopRecord> memops;
@@ -69,14 +106,17 @@ struct TorchTrace {
   }
 };
 
-// Parses trace bytes: JSON text, or gzip/zlib-compressed JSON (recognized by content).
-// `source_name` names the trace in messages and picks the variant when it says "compile" or
-// "eager". Throws InterchangeError when the bytes are not a Chrome trace at all; events that are
-// malformed one by one are skipped and counted in stats.warnings.
-TorchTrace parse_torch_trace(std::string_view bytes, std::string_view source_name);
+// Parses trace bytes: JSON text, or gzip/zlib-compressed JSON (recognized by content; gzip
+// members one after another read as one text). `source_name` names the trace in messages and
+// picks the variant when it says "compile" or "eager". Throws InterchangeError when the bytes are
+// not a Chrome trace at all, or when it has events and none of them could be read; events that
+// are malformed one by one are skipped and counted in stats.warnings.
+TorchTrace parse_torch_trace(std::string_view bytes, std::string_view source_name,
+                             const ImportOptions& options = {});
 
-// Reads a `.json` or `.json.gz` file. Throws InterchangeError naming the file.
-TorchTrace read_torch_trace(const std::filesystem::path& file);
+// Reads a `.json` or `.json.gz` file (or any readable path: a pipe, a device), streaming.
+// Throws InterchangeError naming the file.
+TorchTrace read_torch_trace(const std::filesystem::path& file, const ImportOptions& options = {});
 
 struct WriteOptions {
   std::string run_name;  // default: the trace's source_name
@@ -84,10 +124,11 @@ struct WriteOptions {
 };
 
 // Adds the trace to `store` as one run (kind "imported") and returns its id. Fills the session's
-// GPU fields from the trace where the session has none. On failure the partial run is removed
-// and the StoreError propagates.
+// GPU fields from the trace where the session has none. Writes in batches, reporting progress
+// and honouring cancellation through `import` between them. On failure or cancellation the
+// partial run is removed and the error (StoreError, ImportCancelled) propagates.
 int64_t write_torch_trace(storage::SessionStore& store, const TorchTrace& trace,
-                          const WriteOptions& options = {});
+                          const WriteOptions& options = {}, const ImportOptions& import = {});
 
 // The trace as a RunData without a store, arranged as load_run() arranges one (sorted, with lanes
 // and range depths): for the exporters and checks that do not go through a session file.

@@ -1,0 +1,243 @@
+// counters_replay_probe: which way of running the counters pass gives each kernel's DRAM bytes as
+// Nsight Compute counts them (docs/counters.md, "How DRAM bytes are measured"), and how PM
+// sampling holds up over a long run.
+//
+//   counters_replay_probe plain PRESET VARIANT      one warm-up and one timed forward pass, no
+//                                                   counters (run it under ncu for reference)
+//   counters_replay_probe modes PRESET VARIANT...   the counters pass in each measurement mode:
+//       replay K (CUPTI kernel replay) or U (user replay: the runner runs the forward pass once
+//       per hardware pass), metric set "full" (the default, 6 passes on GH100) or "dram"
+//       (dram_kernel_metrics(), 1 pass), with or without the L2 sweep before each kernel
+//       ("+sweep"; its ranges are dropped). PROBE_MODES=name,name picks some.
+//   counters_replay_probe pm INTERVAL_US SECONDS BUFFER_MB SAMPLES_PER_IMAGE oldest|latest THREADS
+//       PM sampling over a copy loop of SECONDS: samples kept, gaps, overflow, where time went
+//       (PM_METRICS=dram: DRAM bytes alone).
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusionscope/counters/calibration.h"
+#include "fusionscope/counters/kernel_counters.h"
+#include "fusionscope/counters/metric_names.h"
+#include "fusionscope/counters/pm_sampler.h"
+#include "fusionscope/kernels/plan.h"
+#include "fusionscope/kernels/runner.h"
+
+namespace fc = fusionscope::counters;
+namespace fk = fusionscope::kernels;
+namespace m = fusionscope::counters::metric;
+
+namespace {
+
+constexpr double kMB = 1e6;
+constexpr const char* kGpuDramPct = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed";
+constexpr const char* kDramBytesPct = "dram__bytes.sum.pct_of_peak_sustained_elapsed";
+
+std::vector<std::string> with_throughputs(std::vector<std::string> v) {
+  v.push_back(kGpuDramPct);
+  v.push_back(kDramBytesPct);
+  return v;
+}
+
+struct Mode {
+  std::string name;
+  fc::ReplayMode replay;
+  bool dram_only;
+  bool sweep;
+};
+
+std::vector<Mode> all_modes() {
+  using R = fc::ReplayMode;
+  return {
+      {"K-full", R::kKernel, false, false},   {"K-full+sweep", R::kKernel, false, true},
+      {"K-dram", R::kKernel, true, false},    {"K-dram+sweep", R::kKernel, true, true},
+      {"U-full", R::kUser, false, false},     {"U-full+sweep", R::kUser, false, true},
+      {"U-dram+sweep", R::kUser, true, true},
+  };
+}
+
+void run_mode(const fk::MlpConfig& config, fk::Variant variant, const Mode& mode) {
+  const std::string tag = config.name + "/" + std::string(fk::to_string(variant)) + " " + mode.name;
+  fc::CounterPassOptions po;
+  po.replay = mode.replay;
+  po.metrics =
+      with_throughputs(mode.dram_only ? fc::dram_kernel_metrics() : fc::default_kernel_metrics());
+  po.flush_l2 = mode.sweep;
+  fc::KernelCounterSession session(po);
+  const bool user = mode.replay == fc::ReplayMode::kUser;
+  fc::CounterStatus begun{fc::CounterAvailability::kFailed, "not begun"};
+  if (user) begun = session.begin();
+  if (user && !begun.ok()) {
+    std::printf("== %s: %s\n", tag.c_str(), begun.describe().c_str());
+    return;
+  }
+  fc::CounterPassResult pass;
+  fk::RunOptions o;
+  o.warmup_iterations = 2;
+  o.timed_iterations = user ? static_cast<int>(session.passes()) : 1;
+  o.check = false;
+  o.nvtx = false;
+  o.input_sets = 1;
+  o.before_launch = [&](void* stream) { session.before_kernel(stream); };
+  o.on_progress = [&](const fk::RunProgress& p) {
+    using P = fk::RunProgress::Phase;
+    if (p.phase == P::kTimed) {
+      if (user) {
+        session.begin_pass();
+      } else if (p.iteration == 0) {
+        begun = session.begin();
+      }
+    } else if (p.phase == P::kCheck || p.phase == P::kDone) {
+      if (session.active()) pass = session.end();
+    }
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const fk::RunResult run = fk::run(config, variant, o);
+  if (session.active()) pass = session.end();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("== %s: %.2f s, %zu passes\n", tag.c_str(), secs, pass.passes);
+  if (!run.ok) {
+    std::printf("   run failed: %s\n", run.error.c_str());
+    return;
+  }
+  if (!begun.ok() || !pass.status.ok()) {
+    std::printf("   %s\n", (!begun.ok() ? begun : pass.status).describe().c_str());
+    return;
+  }
+  const auto& plan = run.plan.launches;
+  if (pass.kernels.size() != plan.size())
+    std::printf("   %zu kernels, plan has %zu launches\n", pass.kernels.size(), plan.size());
+  double tr = 0, tw = 0;
+  for (size_t i = 0; i < pass.kernels.size(); ++i) {
+    const size_t k = i;
+    const double r = pass.value(k, m::kDramRead), w = pass.value(k, m::kDramWrite);
+    tr += r;
+    tw += w;
+    std::printf(
+        "ROW %s %s %s %zu %s read %.2f write %.2f l2write %.2f dur_us %.1f dramtp %.1f "
+        "gpudramtp %.1f dramby %.1f\n",
+        mode.name.c_str(), config.name.c_str(), std::string(fk::to_string(variant)).c_str(), i,
+        i < plan.size() ? plan[i].op.c_str() : "?", r / kMB, w / kMB,
+        pass.value(k, m::kL2WriteBytes) / kMB, pass.value(k, m::kDuration) * 1e-3,
+        pass.value(k, m::kDramThroughputPct), pass.value(k, kGpuDramPct),
+        pass.value(k, kDramBytesPct));
+  }
+  std::printf("TOTAL %s %s %s read %.1f write %.1f\n", mode.name.c_str(), config.name.c_str(),
+              std::string(fk::to_string(variant)).c_str(), tr / kMB, tw / kMB);
+}
+
+int plain(const fk::MlpConfig& config, fk::Variant variant) {
+  fk::RunOptions o;
+  o.warmup_iterations = 1;
+  o.timed_iterations = 1;
+  o.check = false;
+  o.input_sets = 1;
+  const fk::RunResult r = fk::run(config, variant, o);
+  if (!r.ok) {
+    std::fprintf(stderr, "run failed: %s\n", r.error.c_str());
+    return 1;
+  }
+  std::printf("PLAN %s %s %zu\n", config.name.c_str(), std::string(fk::to_string(variant)).c_str(),
+              r.plan.launches.size());
+  return 0;
+}
+
+int pm(int argc, char** argv) {
+  if (argc < 8) return 2;
+  fc::PmSamplingOptions o;
+  o.interval_ns = static_cast<uint64_t>(std::atof(argv[2]) * 1000);
+  const double seconds = std::atof(argv[3]);
+  o.hardware_buffer_bytes = static_cast<size_t>(std::atof(argv[4]) * (1 << 20));
+  o.samples_per_decode = static_cast<uint32_t>(std::atoi(argv[5]));
+  o.buffer_mode = std::string(argv[6]) == "latest" ? fc::PmBufferMode::kKeepLatest
+                                                   : fc::PmBufferMode::kKeepOldest;
+  o.evaluate_threads = static_cast<uint32_t>(std::atoi(argv[7]));
+  // PM_METRICS=dram samples DRAM read and write bytes alone (smaller records than with the SM
+  // and tensor activity of the default set).
+  if (const char* which = std::getenv("PM_METRICS"); which && std::string(which) == "dram")
+    o.metrics = fc::dram_sample_metrics();
+  fc::CopyWorkload copy(size_t{1} << 30);
+  copy.launch();
+  fc::PmSampler sampler(o);
+  const auto t0 = std::chrono::steady_clock::now();
+  const fc::CounterStatus s = sampler.start();
+  const double start_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!s.ok()) {
+    std::printf("PM start failed: %s\n", s.describe().c_str());
+    return 1;
+  }
+  const auto w0 = std::chrono::steady_clock::now();
+  int copies = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count() < seconds) {
+    for (int i = 0; i < 20; ++i, ++copies) copy.launch();
+    cudaDeviceSynchronize();
+  }
+  const fc::PmSamplingResult r = sampler.stop();
+  const double expected = seconds * 1e9 / static_cast<double>(o.interval_ns);
+  int64_t first = r.samples.empty() ? 0 : r.samples.front().start_ns;
+  int64_t last = r.samples.empty() ? 0 : r.samples.back().end_ns;
+  double mean_bw = 0;
+  const int rd = r.metric_index(m::kSampleDramRead), wr = r.metric_index(m::kSampleDramWrite);
+  size_t busy = 0;
+  for (const auto& x : r.samples) {
+    if (rd < 0 || wr < 0) break;
+    const double bw = x.values[static_cast<size_t>(rd)] + x.values[static_cast<size_t>(wr)];
+    if (bw > 1e12) {
+      mean_bw += bw;
+      ++busy;
+    }
+  }
+  std::printf(
+      "PM interval %s us, %s s, buffer %s MB, %u/image, %s, %u threads: status %s; start %.2f s, "
+      "stop %.2f s; %zu samples (%.0f expected for the workload) over %.3f s; overflow %d; "
+      "%zu gaps, %.3f ms lost; images %zu, decode %.3f s in %zu calls, evaluate %.3f s "
+      "(%.1f us/sample); %d copies; busy mean %.0f GB/s\n",
+      argv[2], argv[3], argv[4], o.samples_per_decode, argv[6], o.evaluate_threads,
+      r.status.describe().c_str(), start_s, r.times.stop_s, r.samples.size(), expected,
+      static_cast<double>(last - first) * 1e-9, r.hardware_overflow ? 1 : 0, r.gaps.size(),
+      static_cast<double>(r.lost_ns()) * 1e-6, r.times.images, r.times.decode_s,
+      r.times.decode_calls, r.times.evaluate_s,
+      r.samples.empty() ? 0.0 : r.times.evaluate_s * 1e6 / static_cast<double>(r.samples.size()),
+      copies, busy ? mean_bw / static_cast<double>(busy) / 1e9 : 0.0);
+  for (size_t i = 0; i < r.gaps.size() && i < 5; ++i)
+    std::printf("   gap %.3f ms after start, %.3f ms long\n",
+                static_cast<double>(r.gaps[i].start_ns - first) * 1e-6,
+                static_cast<double>(r.gaps[i].end_ns - r.gaps[i].start_ns) * 1e-6);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: see the comment at the top of replay_modes_probe.cpp\n");
+    return 2;
+  }
+  const std::string what = argv[1];
+  if (what == "pm") return pm(argc, argv);
+  if (argc < 4) return 2;
+  const auto config = fk::find_preset(argv[2]);
+  if (!config) {
+    std::fprintf(stderr, "no preset named %s\n", argv[2]);
+    return 2;
+  }
+  std::vector<fk::Variant> variants;
+  for (int i = 3; i < argc; ++i) variants.push_back(fk::parse_variant(argv[i]));
+  if (what == "plain") return plain(*config, variants.front());
+  const char* only = std::getenv("PROBE_MODES");  // comma-separated mode names, optional
+  for (const auto v : variants) {
+    for (const Mode& mode : all_modes()) {
+      if (only && ("," + std::string(only) + ",").find("," + mode.name + ",") == std::string::npos)
+        continue;
+      run_mode(*config, v, mode);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,95 @@
+#!/bin/bash
+# One pass on an H100 over prebuilt binaries for the Hopper kernels: SASS facts, the GPU tests,
+# compute-sanitizer (memcheck, racecheck, synccheck), the GEMM alone in every configuration next
+# to cuBLASLt, and the presets and the gated sweep next to PyTorch eager and torch.compile (with
+# DRAM bytes from Nsight Compute). Each step has its own time limit; logs go to OUT.
+#   hopper_gemm_device_run.sh BIN OUT [STEPS...]   (steps: sass tests probe torch sanitize lab)
+# Environment: DEADLINE (s, default 575), TORCH_PRESETS (presets for the torch step; empty for the
+# sweep alone), SAN_BENCH=0 (sanitizers on the runner's set only), LAB_DIR (lab step).
+# lab: the Lab panel run headless (EGL) on a rows sweep of the Llama-3-8B widths (geglu-large)
+# into OUT/llama_sweep.fsdb; needs LAB_DIR laid out as scripts/lab_gpu_run.sh describes.
+set -u
+BIN=$(cd "${1:?binary folder}" && pwd)
+OUT=${2:?output folder}
+shift 2
+STEPS=${*:-sass tests lab probe torch sanitize}
+mkdir -p "$OUT"
+here=$(cd "$(dirname "$0")/../.." && pwd)
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+CONFIGS="--config coop:2:16 --config coop:2:8 --config coop:1:16 --config pp:2:16 --config pp:1:16"
+DEADLINE=${DEADLINE:-575}  # seconds from the start for everything
+step() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
+# The smaller of a step's own limit and what is left before the deadline.
+lim() { local left=$((DEADLINE - SECONDS)); [ "$left" -lt "$1" ] && echo $((left > 5 ? left : 5)) || echo "$1"; }
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+{
+  step device
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
+  if has sass; then
+    step "SASS of the Hopper kernels"
+    cuobjdump -sass "$BIN/kernels_bench" > /tmp/sass.txt 2>&1
+    awk '/Function :/{f=$3} f ~ /hopper_gemm_kernel|fused_mlp_sm90/ {
+           if ($0 ~ /HGMMA/) h[f]++; if ($0 ~ /UTMALDG/) l[f]++; if ($0 ~ /UTMASTG/) s[f]++;
+           if ($0 ~ /UCGABAR/) c[f]++; if ($0 ~ /SYNCS/) m[f]++; if ($0 ~ /LDL|STL/) x[f]++; }
+         END { for (k in h) printf "HGMMA %d UTMALDG %d UTMASTG %d UCGABAR %d SYNCS %d LDL/STL %d %s\n",
+               h[k], l[k], s[k], c[k], m[k], x[k], substr(k, 1, 150) }' /tmp/sass.txt | sort -k13
+    grep -o "UTMALDG[^;]*\|UTMASTG[^;]*\|HGMMA[^;]*\|UCGABAR[^;]*" /tmp/sass.txt | sed 's/R[0-9]*/R/g; s/UR[0-9]*/UR/g' | sort | uniq -c
+  fi
+  if has tests; then
+    step "GPU tests"
+    timeout $(lim 150) "$BIN/kernels_gpu_test" --gtest_brief=1 > "$OUT/gpu_tests.log" 2>&1
+    echo "rc=$?"
+    grep -E "PASSED|FAILED|Failure|rel [0-9.e+-]+ .*(wgmma|Hopper)|fully fused MLP: wgmma|^\[" "$OUT/gpu_tests.log" | grep -v "^\[ *RUN\|^\[ *OK" | tail -25
+  fi
+  if has lab; then
+    step "Lab sweep of the Llama widths (geglu-large, rows 1024 to 16384), headless"
+    L=$(cd "${LAB_DIR:?}" && pwd)
+    W=$(mktemp -d)
+    tar -xJf "$L/bin.tar.xz" -C "$W"
+    NVEGL=$(ls /usr/lib/x86_64-linux-gnu/libEGL_nvidia.so.0 /usr/local/nvidia/lib64/libEGL_nvidia.so.0 2>/dev/null | head -1)
+    for f in /usr/share/glvnd/egl_vendor.d/10_nvidia.json /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json; do
+      if [ -f "$f" ]; then export __EGL_VENDOR_LIBRARY_FILENAMES=$f; break; fi
+    done
+    (
+      export LD_LIBRARY_PATH=$L/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64${NVEGL:+:$(dirname "$NVEGL")}
+      export FUSIONSCOPE_FONT=$L/fonts/DejaVuSans.ttf
+      unset DISPLAY WAYLAND_DISPLAY
+      timeout $(lim 150) "$W/bin/fusionscope" screenshot "$OUT/llama_sweep.fsdb" --lab geglu-large \
+        --lab-variants eager,pointwise-fused,gated-gemm --lab-sweep rows:1024:16384 \
+        --lab-no-check --lab-iters 20 --lab-warmup 5 --out "$OUT/llama_sweep_gpu.png" --size 1600x1000
+      echo "rc=$?"
+      "$W/bin/fusionscope" report "$OUT/llama_sweep.fsdb" 2>&1 | head -40
+    )
+  fi
+  if has probe; then
+    step "the GEMM alone in every configuration next to cuBLASLt"
+    timeout $(lim 150) "$BIN/hopper_gemm_bench" $CONFIGS --check-rows 64 --iters 30 --warmup 5 \
+      --json "$OUT/probe.json" \
+      --shape gated:8192:4096:14336:bf16:silu --shape gated:8192:768:3072:bf16:gelu-tanh \
+      --shape gated:1024:4096:14336:bf16:silu --shape gated:16384:4096:14336:bf16:gelu-tanh \
+      --shape gated:2048:2048:8192:fp16:silu --shape plain:8192:14336:4096:bf16
+    echo "rc=$?"
+  fi
+  if has torch; then
+    step "presets and the gated sweep next to PyTorch (ratio table last)"
+    PYTHONUNBUFFERED=1 timeout $(lim 330) python3 "$here/scripts/bench_vs_torch.py" \
+      --bench "$BIN/kernels_bench" ${TORCH_PRESETS---preset geglu-post --preset mlp-narrow --preset linear-post} \
+      --sweep --dram --warmup 10 --iters 100 --json "$OUT/torch.json" > "$OUT/torch.log" 2>&1
+    echo "rc=$?"
+    grep -v "^config\|^ *$" "$OUT/torch.log" | tail -75
+  fi
+  if has sanitize; then
+    for tool in memcheck racecheck synccheck; do
+      step "compute-sanitizer $tool: the runner's sanitize set (tuning times every configuration)"
+      timeout $(lim 50) compute-sanitizer --tool $tool --print-limit 10 "$BIN/kernels_gpu_test" \
+        --gtest_filter='RunnerGpuSanitize.*' --gtest_brief=1 2>&1 | grep -v "^  " | tail -6
+      [ "${SAN_BENCH:-1}" = 1 ] || continue
+      step "compute-sanitizer $tool: Hopper GEMM, every configuration, several tiles per CTA"
+      timeout $(lim 50) compute-sanitizer --tool $tool --print-limit 10 "$BIN/hopper_gemm_bench" \
+        --config coop:2:16 --config coop:1:4 --config pp:2:16 --config pp:1:16 --no-cublas --iters 1 --warmup 0 --check-rows 0 \
+        --shape gated:300:200:328:bf16:gelu-tanh --shape gated:1000:136:3000:fp16:silu \
+        --shape plain:1000:136:776:bf16 2>&1 | grep -v "^=========     \|^========= *$" | tail -18
+    done
+  fi
+  step done
+} 2>&1 | tee "$OUT/log.txt"

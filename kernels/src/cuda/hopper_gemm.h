@@ -1,0 +1,89 @@
+// The Hopper (sm_90a) GEMM behind the gated-gemm variant: y = epilogue(a[rows, k] b[n, k]^T).
+// Two epilogues: gated (b is the gate/up weight interleaved in groups of 8 rows, the output is
+// act(g) * u, [rows, n / 2]) and plain (the output is the product itself, [rows, n]; the down
+// projection). Persistent CTAs walk a grouped tile order; a producer warpgroup streams TMA loads
+// through an mbarrier ring (multicast across a cluster of 2 CTAs); consumer warpgroups issue
+// wgmma m64n256k16 and store through shared memory with TMA.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fusionscope/kernels/config.h"
+
+namespace fusionscope::kernels::detail {
+
+enum class HopperSchedule : uint8_t {
+  // Both consumer warpgroups share one 128 x 256 tile (64 rows each): the fewest L2 bytes per
+  // FLOP; the epilogue's TMA store overlaps the next tile, its arithmetic does not.
+  kCooperative,
+  // Each consumer warpgroup owns its own 64 x 256 tile; while one runs its epilogue the other
+  // keeps the tensor cores busy.
+  kPingPong,
+};
+
+struct HopperGemmConfig {
+  HopperSchedule schedule = HopperSchedule::kCooperative;
+  int cluster = 2;   // CTAs along M sharing each B tile through TMA multicast: 1 or 2
+  int group_m = 16;  // tile order: down this many cluster-rows of tiles, then the next column
+};
+
+std::string to_string(const HopperGemmConfig& c);
+
+// The configuration used when none was measured: cooperative, cluster 2, group 16.
+HopperGemmConfig default_hopper_config();
+
+// The candidates tune_hopper_gemm() times.
+std::vector<HopperGemmConfig> hopper_gemm_candidates();
+
+// True when the binary holds the sm_90a kernels and the device runs them.
+bool hopper_gemm_available(int device);
+
+class HopperGemm {
+ public:
+  // act == kNone: plain output [rows, n]; otherwise gated output [rows, n / 2] (n even; b
+  // interleaved by launch_interleave_gate_up). dtype fp16 or bf16; n, k multiples of 8.
+  HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k, const void* b,
+             HopperGemmConfig config, int device);
+  ~HopperGemm();
+  HopperGemm(const HopperGemm&) = delete;
+  HopperGemm& operator=(const HopperGemm&) = delete;
+
+  void run(const void* a, void* out, cudaStream_t stream);
+  const HopperGemmConfig& config() const { return config_; }
+  unsigned grid() const { return grid_; }
+
+ private:
+  struct Maps;
+  DType dtype_;
+  Activation act_;
+  uint64_t rows_, n_, k_;
+  HopperGemmConfig config_;
+  unsigned grid_ = 0;
+  std::unique_ptr<Maps> maps_;  // TMA descriptors: b, and one per a / out buffer seen
+};
+
+struct HopperTuning {
+  HopperGemmConfig config;
+  double us = 0;  // best time of one launch of that configuration
+};
+
+// Times every candidate on these buffers (out is overwritten) and returns the fastest. The
+// result is remembered per (device, dtype, act, rows, n, k) for the life of the process, so
+// repeated runs of a shape measure once. Runs on `stream` and synchronises it; call outside
+// graph capture.
+HopperTuning tune_hopper_gemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
+                              const void* b, const void* a, void* out, int device,
+                              cudaStream_t stream);
+
+// Best of a few launches of f (after one warm-up), in microseconds.
+double best_launch_us(const std::function<void(cudaStream_t)>& f, cudaStream_t stream,
+                      int launches = 3);
+
+}  // namespace fusionscope::kernels::detail

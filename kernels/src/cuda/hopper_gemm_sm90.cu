@@ -1,0 +1,379 @@
+// The Hopper GEMM (sm_90a) of hopper_gemm.h.
+//
+// 384 threads per CTA, one CTA per SM, persistent over a static tile schedule:
+// - warpgroup 0 (producer, 40 registers): one thread issues TMA loads of A [BM x 64] and B
+//   [256 x 64] k-blocks into a ring of shared-memory stages, each completing on a `full`
+//   mbarrier. In a cluster of 2, the two CTAs work on vertically adjacent tiles of the same
+//   columns: each loads half of B and multicasts it to both, halving B's L2 traffic.
+// - warpgroups 1 and 2 (consumers, 232 registers): wgmma m64n256k16 from shared memory into 128
+//   fp32 accumulators per thread, one k-block in flight; a stage is released on the `empty`
+//   mbarrier of every CTA that received it. The epilogue (act(g) * u, or the plain product)
+//   goes to a per-warpgroup staging buffer in the TMA 128-byte-swizzled layout and out through
+//   TMA stores, which run while the next tile's main loop does.
+// Tiles are numbered down groups of `group_m` cluster-rows, column by column, so the CTAs in
+// flight at once share a compact block of A rows and B columns that stays in L2.
+#include <cuda.h>
+
+#include <algorithm>
+
+#include "cuda_check.h"
+#include "element.cuh"
+#include "hopper_gemm.h"
+#include "sm90_ptx.cuh"
+#include "tma_map.h"
+
+namespace fusionscope::kernels::detail {
+namespace {
+
+constexpr int BN = 256, BK = 64;
+constexpr int kThreads = 384;
+constexpr uint32_t kBoxBytes = 64 * 128;  // one 64 x 64 output box in the staging buffer
+
+template <bool kPingPong, bool kPlain>
+struct Layout {
+  static constexpr int kTileRows = kPingPong ? 64 : 128;  // rows a CTA loads per k-block
+  static constexpr uint32_t kBytesA = kTileRows * BK * 2;
+  static constexpr uint32_t kBytesB = BN * BK * 2;
+  static constexpr uint32_t kStagingPerWg = kPlain ? 4 * kBoxBytes : 2 * kBoxBytes;
+  static constexpr int kStages = (!kPingPong && kPlain) ? 3 : 4;
+  static constexpr size_t kSmemBytes =
+      size_t{kStages} * (kBytesA + kBytesB) + 2 * kStagingPerWg + (2 * kStages + 2) * 8 + 1024;
+  static_assert(kSmemBytes <= 232448, "over the 227 KiB a block may have");
+};
+
+struct Params {
+  uint32_t rows;      // rows of A and of the output
+  uint32_t out_cols;  // columns of the output (n / 2 gated, n plain)
+  uint32_t tiles_mc;  // cluster-rows of tiles
+  uint32_t tiles_n;   // 256-wide columns of tiles
+  uint32_t kblocks;   // 64-deep k-blocks
+  uint32_t cluster;   // 1 or 2
+  uint32_t group_m;
+};
+
+#ifdef FS_SM90A
+#include "wgmma_m64n256k16.inc"
+using namespace sm90;
+
+// Grouped order: tile t -> (cluster-row mc, column nt).
+__device__ __forceinline__ void tile_coords(uint32_t t, const Params& p, uint32_t& mc,
+                                            uint32_t& nt) {
+  const uint32_t per_group = p.group_m * p.tiles_n;
+  const uint32_t g = t / per_group;
+  const uint32_t first = g * p.group_m;
+  const uint32_t rows_in_group = min(p.tiles_mc - first, p.group_m);
+  const uint32_t r = t - g * per_group;
+  mc = first + r % rows_in_group;
+  nt = r / rows_in_group;
+}
+
+#endif  // FS_SM90A
+
+template <typename T, Activation A, bool kPingPong>
+__global__ void __launch_bounds__(kThreads, 1)
+    hopper_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                       const __grid_constant__ CUtensorMap tmap_b,
+                       const __grid_constant__ CUtensorMap tmap_out, const Params p) {
+#ifdef FS_SM90A
+  constexpr bool kPlain = A == Activation::kNone;
+  using L = Layout<kPingPong, kPlain>;
+  constexpr int kStages = L::kStages;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  // 128-byte swizzled tiles want 1024-byte alignment.
+  uint8_t* base =
+      reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  uint8_t* tiles_a = base;
+  uint8_t* tiles_b = tiles_a + kStages * L::kBytesA;
+  uint8_t* staging = tiles_b + kStages * L::kBytesB;
+  uint64_t* full = reinterpret_cast<uint64_t*>(staging + 2 * L::kStagingPerWg);
+  uint64_t* empty = full + kStages;
+  // Ping-pong: order[c] opens warpgroup c's next main loop once the other one has issued its
+  // own. Besides alternating the tensor cores between the two, this keeps every wait on a `full`
+  // barrier within one phase of it (parity waits cannot tell phase p from p + 2).
+  uint64_t* order = empty + kStages;
+
+  const int wg = threadIdx.x / 128;
+  const int tid = threadIdx.x % 128;
+  const uint32_t cluster = p.cluster;
+  const uint32_t rank = cluster > 1 ? cluster_rank() : 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full[s], 1);
+      // Every consumer warpgroup that reads a stage, in every CTA the stage was multicast to.
+      mbar_init(&empty[s], (kPingPong ? 1 : 2) * cluster);
+    }
+    mbar_init(&order[0], 1);
+    mbar_init(&order[1], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  if (cluster > 1) cluster_sync();  // the peer's barriers exist before anything reaches them
+
+  const uint32_t clusters = gridDim.x / cluster;
+  const uint32_t cid = blockIdx.x / cluster;
+  const uint32_t tiles = p.tiles_mc * p.tiles_n;
+  const uint32_t kblocks = p.kblocks;
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid == 0) {
+      uint32_t it = 0;
+      for (uint32_t t = cid; t < tiles; t += clusters) {
+        uint32_t mc, nt;
+        tile_coords(t, p, mc, nt);
+        const int m0 = static_cast<int>((mc * cluster + rank) * L::kTileRows);
+        const int n0 = static_cast<int>(nt * BN);
+        for (uint32_t kb = 0; kb < kblocks; ++kb, ++it) {
+          const uint32_t s = it % kStages, round = it / kStages;
+          if (round > 0) mbar_wait(&empty[s], (round - 1) & 1);
+          mbar_expect_tx(&full[s], L::kBytesA + L::kBytesB);
+          const int k0 = static_cast<int>(kb * BK);
+          tma_load(tiles_a + s * L::kBytesA, &tmap_a, &full[s], k0, m0);
+          if (cluster == 1) {
+            tma_load(tiles_b + s * L::kBytesB, &tmap_b, &full[s], k0, n0);
+          } else {
+            tma_load_multicast(tiles_b + s * L::kBytesB + rank * (L::kBytesB / 2), &tmap_b,
+                               &full[s], k0, n0 + static_cast<int>(rank) * (BN / 2), 0x3);
+          }
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int c = wg - 1;
+    const int warp = tid / 32, lane = tid % 32;
+    uint8_t* my_staging = staging + c * L::kStagingPerWg;
+    const uint32_t staging_u32 = smem_u32(my_staging);
+    // A stage is free once every consumer warpgroup of every CTA it was multicast to is done.
+    auto release = [&](uint32_t stage) {
+      if (cluster == 1) {
+        mbar_arrive(&empty[stage]);
+      } else {
+        for (uint32_t r = 0; r < cluster; ++r) mbar_arrive_cluster(&empty[stage], r);
+      }
+    };
+    float d[128];
+    uint32_t local = 0;  // position in this CTA's sequence of tiles
+    uint32_t turns = 0;  // ping-pong: waits on order[c] so far
+    for (uint32_t t = cid; t < tiles; t += clusters, ++local) {
+      if (kPingPong && (local & 1) != static_cast<uint32_t>(c)) continue;
+      if (kPingPong && local > 0) mbar_wait(&order[c], turns++ & 1);
+      uint32_t mc, nt;
+      tile_coords(t, p, mc, nt);
+      const uint32_t m0 =
+          (mc * cluster + rank) * L::kTileRows + (kPingPong ? 0 : static_cast<uint32_t>(c) * 64);
+      const uint32_t n0 = nt * BN;
+      const uint32_t a_offset = kPingPong ? 0 : static_cast<uint32_t>(c) * 64 * 128;
+
+      // Main loop.
+      uint32_t it = local * kblocks;
+      uint32_t prev = 0;
+      for (uint32_t kb = 0; kb < kblocks; ++kb, ++it) {
+        const uint32_t s = it % kStages;
+        mbar_wait(&full[s], (it / kStages) & 1);
+        const uint8_t* a = tiles_a + s * L::kBytesA + a_offset;
+        const uint8_t* b = tiles_b + s * L::kBytesB;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk)  // 16 elements = 32 bytes along the swizzled row
+          wgmma_m64n256k16<T>(d, smem_desc(a + kk * 32), smem_desc(b + kk * 32),
+                              (kb > 0 || kk > 0) ? 1 : 0);
+        wgmma_commit();
+        // One k-block stays in flight; the one before it has finished reading its stage.
+        wgmma_wait<1>();
+        if (kb > 0 && tid == 0) release(prev);
+        prev = s;
+      }
+      if (kPingPong && tid == 0) mbar_arrive(&order[c ^ 1]);  // every full wait of this tile passed
+      wgmma_wait<0>();
+      if (tid == 0) release(prev);
+
+      // Epilogue. The previous tile's TMA stores must have read the staging buffer.
+      if (tid == 0) bulk_wait_read_all();
+      named_sync(1 + c);
+      // Accumulator n8 chunk j: columns 8j + 2 (lane % 4) + {0, 1} of rows r and r + 8.
+      const uint32_t r = warp * 16 + lane / 4;
+      const uint32_t word = 4 * (lane % 4);
+      if constexpr (kPlain) {
+#pragma unroll
+        for (int j = 0; j < 32; ++j) {
+          const uint32_t box = staging_u32 + (j / 8) * kBoxBytes + word;
+          st_shared_u32(box + swizzled(r, j % 8), pack2<T>(d[4 * j], d[4 * j + 1]));
+          st_shared_u32(box + swizzled(r + 8, j % 8), pack2<T>(d[4 * j + 2], d[4 * j + 3]));
+        }
+      } else {
+        // Even chunks are gate columns, odd chunks the matching up columns: product chunk j/2.
+#pragma unroll
+        for (int j = 0; j < 32; j += 2) {
+          const float* g = &d[4 * j];
+          const float* u = &d[4 * (j + 1)];
+          const int q = j / 2;  // product chunk 0..15
+          const uint32_t box = staging_u32 + (q / 8) * kBoxBytes + word;
+          st_shared_u32(box + swizzled(r, q % 8),
+                        pack2<T>(epilogue_act<A>(g[0]) * u[0], epilogue_act<A>(g[1]) * u[1]));
+          st_shared_u32(box + swizzled(r + 8, q % 8),
+                        pack2<T>(epilogue_act<A>(g[2]) * u[2], epilogue_act<A>(g[3]) * u[3]));
+        }
+      }
+      fence_proxy_async();  // the TMA engine reads what these threads wrote
+      named_sync(1 + c);
+      if (tid == 0) {
+        constexpr int kBoxes = kPlain ? 4 : 2;
+        const uint32_t col0 = kPlain ? n0 : n0 / 2;
+        if (m0 < p.rows) {
+#pragma unroll
+          for (int bx = 0; bx < kBoxes; ++bx) {
+            const uint32_t col = col0 + bx * 64;
+            if (col < p.out_cols)
+              tma_store(&tmap_out, my_staging + bx * kBoxBytes, static_cast<int>(col),
+                        static_cast<int>(m0));
+          }
+        }
+        bulk_commit();
+      }
+    }
+    if (tid == 0) bulk_wait_all();
+  }
+  // No CTA leaves while its peer may still arrive on its barriers.
+  if (cluster > 1) cluster_sync();
+#endif  // FS_SM90A
+}
+
+using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Params);
+
+template <typename T>
+KernelFn pick_kernel_typed(Activation act, bool ping_pong) {
+  KernelFn f = nullptr;
+  dispatch_activation(act, [&]<Activation A>() {
+    f = ping_pong ? &hopper_gemm_kernel<T, A, true> : &hopper_gemm_kernel<T, A, false>;
+  });
+  return f;
+}
+
+KernelFn pick_kernel(DType dtype, Activation act, bool ping_pong) {
+  if (dtype == DType::kBf16) return pick_kernel_typed<__nv_bfloat16>(act, ping_pong);
+  if (dtype == DType::kFp16) return pick_kernel_typed<__half>(act, ping_pong);
+  throw CudaError("the Hopper GEMM takes fp16 or bf16");
+}
+
+size_t smem_bytes(Activation act, bool ping_pong) {
+  const bool plain = act == Activation::kNone;
+  if (ping_pong) return plain ? Layout<true, true>::kSmemBytes : Layout<true, false>::kSmemBytes;
+  return plain ? Layout<false, true>::kSmemBytes : Layout<false, false>::kSmemBytes;
+}
+
+}  // namespace
+
+std::string to_string(const HopperGemmConfig& c) {
+  return std::string(c.schedule == HopperSchedule::kPingPong ? "ping-pong" : "cooperative") +
+         ", cluster " + std::to_string(c.cluster) + ", group " + std::to_string(c.group_m);
+}
+
+HopperGemmConfig default_hopper_config() {
+  return HopperGemmConfig{};
+}
+
+bool hopper_gemm_available(int device) {
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return false;
+  if (major != 9 || minor != 0) return false;  // sm_90a code runs on sm_90 only
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(
+          &attr, hopper_gemm_kernel<__nv_bfloat16, Activation::kGeluTanh, false>) != cudaSuccess)
+    return false;
+  return attr.binaryVersion == 90;
+}
+
+struct HopperGemm::Maps {
+  CUtensorMap b{};
+  std::map<const void*, CUtensorMap> a, out;
+  KernelFn kernel = nullptr;
+  size_t smem = 0;
+  Params params{};
+};
+
+HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
+                       const void* b, HopperGemmConfig config, int device)
+    : dtype_(dtype), act_(act), rows_(rows), n_(n), k_(k), config_(config) {
+  if (config_.cluster != 1 && config_.cluster != 2)
+    throw CudaError("Hopper GEMM: cluster must be 1 or 2");
+  if (config_.group_m < 1) throw CudaError("Hopper GEMM: group_m must be positive");
+  if (rows == 0 || n == 0 || k == 0 || n % 8 || k % 8 || rows > 0x7fffffffu || n > 0x7fffffffu ||
+      k > 0x7fffffffu)
+    throw CudaError("Hopper GEMM: rows, n and k must be positive, n and k multiples of 8");
+  if (act != Activation::kNone && n % 16)
+    throw CudaError("Hopper GEMM: gated n must hold whole interleaved groups of 16");
+  const bool ping_pong = config_.schedule == HopperSchedule::kPingPong;
+  maps_ = std::make_unique<Maps>();
+  maps_->kernel = pick_kernel(dtype, act, ping_pong);
+  maps_->smem = smem_bytes(act, ping_pong);
+  FS_CUDA(cudaFuncSetAttribute(maps_->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(maps_->smem)));
+  const uint32_t cluster = static_cast<uint32_t>(config_.cluster);
+  maps_->b = encode_tma_map_128b(b, n, k, BN / cluster);
+
+  const uint64_t tile_rows = ping_pong ? 64 : 128;
+  Params& p = maps_->params;
+  p.rows = static_cast<uint32_t>(rows);
+  p.out_cols = static_cast<uint32_t>(act == Activation::kNone ? n : n / 2);
+  p.tiles_mc = static_cast<uint32_t>((rows + tile_rows * cluster - 1) / (tile_rows * cluster));
+  p.tiles_n = static_cast<uint32_t>((n + BN - 1) / BN);
+  p.kblocks = static_cast<uint32_t>((k + BK - 1) / BK);
+  p.cluster = cluster;
+  p.group_m = static_cast<uint32_t>(config_.group_m);
+
+  // As many clusters as fit on the device at once (one CTA per SM), at most one per tile.
+  int sms = 0;
+  FS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int max_clusters = sms / static_cast<int>(cluster);
+  if (cluster > 1) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(sms / static_cast<int>(cluster) * cluster));
+    cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = maps_->smem;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = cluster;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int n_clusters = 0;
+    FS_CUDA(cudaOccupancyMaxActiveClusters(&n_clusters, maps_->kernel, &cfg));
+    if (n_clusters <= 0) throw CudaError("Hopper GEMM: no cluster of 2 fits on this device");
+    max_clusters = std::min(max_clusters, n_clusters);
+  }
+  const uint64_t tiles = uint64_t{p.tiles_mc} * p.tiles_n;
+  grid_ = static_cast<unsigned>(std::min<uint64_t>(tiles, static_cast<uint64_t>(max_clusters)) *
+                                cluster);
+}
+
+HopperGemm::~HopperGemm() = default;
+
+void HopperGemm::run(const void* a, void* out, cudaStream_t stream) {
+  const bool ping_pong = config_.schedule == HopperSchedule::kPingPong;
+  auto ia = maps_->a.find(a);
+  if (ia == maps_->a.end())
+    ia = maps_->a.emplace(a, encode_tma_map_128b(a, rows_, k_, ping_pong ? 64 : 128)).first;
+  auto io = maps_->out.find(out);
+  if (io == maps_->out.end())
+    io = maps_->out.emplace(out, encode_tma_map_128b(out, rows_, maps_->params.out_cols, 64)).first;
+
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid_);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = maps_->smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = static_cast<unsigned>(config_.cluster);
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  FS_CUDA(cudaLaunchKernelEx(&cfg, maps_->kernel, ia->second, maps_->b, io->second, maps_->params));
+}
+
+}  // namespace fusionscope::kernels::detail

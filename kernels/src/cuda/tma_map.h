@@ -1,0 +1,15 @@
+// TMA descriptors for the Hopper kernels.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace fusionscope::kernels::detail {
+
+// A row-major [rows, cols] tensor of 2-byte elements in boxes of [box_rows, 64] with 128-byte
+// swizzle (the layout wgmma reads and the epilogues write). Boxes past the edges load zeros and
+// store nothing. cols * 2 must be a multiple of 16.
+CUtensorMap encode_tma_map_128b(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows);
+
+}  // namespace fusionscope::kernels::detail

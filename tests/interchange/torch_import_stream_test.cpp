@@ -1,0 +1,300 @@
+// The streaming reader: the same trace whatever the chunking of its text (every split point of a
+// fixture), gzip members one after another, and memory bounded by what is kept on inputs that
+// are large, that inflate without bound or that never end.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <csignal>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fixture_json.h"
+#include "fusionscope/interchange/interchange_error.h"
+#include "fusionscope/interchange/torch_trace_import.h"
+#include "test_paths.h"
+
+namespace {
+
+using fusionscope::interchange::ImportCancelled;
+using fusionscope::interchange::ImportOptions;
+using fusionscope::interchange::ImportProgress;
+using fusionscope::interchange::InterchangeError;
+using fusionscope::interchange::parse_torch_trace;
+using fusionscope::interchange::read_torch_trace;
+using fusionscope::interchange::TorchTrace;
+namespace t = fusionscope::testing;
+
+// One gzip member holding `text`.
+std::string gzip_member(std::string_view text, int level = 6) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, static_cast<uLong>(text.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TorchTrace parse(std::string_view bytes, size_t chunk_bytes) {
+  ImportOptions options;
+  options.chunk_bytes = chunk_bytes;
+  return parse_torch_trace(bytes, "stream.json", options);
+}
+
+// Everything the reader produces, compared record by record.
+void expect_same(const TorchTrace& a, const TorchTrace& b, const std::string& where) {
+  ASSERT_EQ(a.strings, b.strings) << where;
+  ASSERT_EQ(a.kernels, b.kernels) << where;
+  ASSERT_EQ(a.memops, b.memops) << where;
+  ASSERT_EQ(a.api_calls, b.api_calls) << where;
+  ASSERT_EQ(a.ranges, b.ranges) << where;
+  ASSERT_EQ(a.stats.events, b.stats.events) << where;
+  ASSERT_EQ(a.stats.skipped, b.stats.skipped) << where;
+  ASSERT_EQ(a.stats.flows_linked, b.stats.flows_linked) << where;
+  ASSERT_EQ(a.session.gpu_name, b.session.gpu_name) << where;
+  ASSERT_EQ(a.profiler_steps, b.profiler_steps) << where;
+  ASSERT_EQ(a.dtype, b.dtype) << where;
+}
+
+// Runs `body` in a child process and returns the child's peak resident memory in MiB, or -1
+// when the body failed (returned false or threw).
+double peak_mib_of(const std::function<bool()>& body) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    bool ok = false;
+    try {
+      ok = body();
+    } catch (...) {
+      ok = false;
+    }
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+// The text of `{"traceEvents": [` + `filler` repeated to `bytes` + one kernel + `]}`, gzipped as
+// many members: a small file that inflates to any size.
+std::string inflating_trace(const std::string& head, const std::string& filler_unit, uint64_t bytes,
+                            const std::string& tail) {
+  std::string unit;
+  while (unit.size() < (size_t{1} << 20)) unit += filler_unit;
+  const std::string unit_gz = gzip_member(unit, 9);
+  std::string out = gzip_member(head);
+  for (uint64_t n = 0; n < bytes; n += unit.size()) out += unit_gz;
+  out += gzip_member(tail);
+  return out;
+}
+
+const char* const kKernel =
+    R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 2,)"
+    R"( "args": {"device": 0, "stream": 7, "correlation": 3}})";
+
+TEST(TorchImportStream, EverySplitPointOfAFixtureReadsTheSame) {
+  const std::string text = t::gunzip_file(t::fixture_path(t::kLinearEager));
+  ASSERT_GT(text.size(), 1000u);
+  const TorchTrace whole = parse(text, size_t{1} << 20);
+  ASSERT_GT(whole.kernels.size(), 0u);
+  // A chunk of one byte puts a boundary between every two bytes at once; a chunk of p bytes
+  // puts the first boundary at p, with everything before it in one piece.
+  expect_same(whole, parse(text, 1), "chunks of 1 byte");
+  for (size_t p = 2; p < text.size(); ++p) {
+    expect_same(whole, parse(text, p), "first split at byte " + std::to_string(p));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(TorchImportStream, ChunkSizesOfALargerFixtureReadTheSame) {
+  const std::string text = t::gunzip_file(t::fixture_path(t::kGegluEager));
+  const TorchTrace whole = parse(text, size_t{1} << 20);
+  for (size_t chunk : {1, 2, 3, 7, 63, 64, 65, 127, 4096, 65537}) {
+    expect_same(whole, parse(text, chunk), "chunks of " + std::to_string(chunk));
+    if (HasFatalFailure()) return;
+  }
+  // Compressed, the inflater's chunks fall elsewhere.
+  const std::string gz = gzip_member(text);
+  for (size_t chunk : {1, 5, 4096}) {
+    expect_same(whole, parse(gz, chunk), "gzip, chunks of " + std::to_string(chunk));
+  }
+}
+
+TEST(TorchImportStream, GzipMembersOneAfterAnotherAreOneText) {
+  const std::string text = t::gunzip_file(t::fixture_path(t::kGegluCompile));
+  const TorchTrace whole = parse(text, size_t{1} << 20);
+  for (size_t split = 1; split < text.size(); split += 997) {
+    const std::string two = gzip_member(text.substr(0, split)) + gzip_member(text.substr(split));
+    expect_same(whole, parse(two, 4096), "members split at " + std::to_string(split));
+    if (HasFatalFailure()) return;
+  }
+  // Three members, one of them empty.
+  const std::string three =
+      gzip_member(text.substr(0, 100)) + gzip_member("") + gzip_member(text.substr(100));
+  expect_same(whole, parse(three, 333), "three members");
+}
+
+TEST(TorchImportStream, EscapedQuotesAndBracketsInsideStringsAcrossChunks) {
+  const std::string event =
+      R"({"ph": "X", "cat": "kernel", "name": "k\"}]{[\\\"\u00e9", "pid": 0, "tid": 7,)"
+      R"( "ts": 1, "dur": 1, "args": {"note": "]]}}\\", "stream": 7}})";
+  const std::string text = R"({"traceEvents": [)" + event + "," + event + "]}";
+  const TorchTrace whole = parse(text, 1 << 20);
+  ASSERT_EQ(whole.kernels.size(), 2u);
+  EXPECT_EQ(whole.str(whole.kernels[0].name), "k\"}]{[\\\"\xc3\xa9");
+  for (size_t chunk = 1; chunk < text.size(); ++chunk) {
+    expect_same(whole, parse(text, chunk), "chunks of " + std::to_string(chunk));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(TorchImportStream, EveryEventMalformedIsAnErrorNotAnEmptyRun) {
+  const std::string text =
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "one", "dur": 1},
+                           {"ph": "X", "cat": "kernel", "ts": 1, "dur": 1}, 17]})";
+  try {
+    parse(text, 1 << 20);
+    FAIL() << "expected an InterchangeError";
+  } catch (const InterchangeError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("none of its 3 events could be read"), std::string::npos) << what;
+    EXPECT_NE(what.find("`ts` is not a number"), std::string::npos) << what;
+  }
+  // Events of kinds that are not imported are not malformed: an empty trace is not an error.
+  EXPECT_NO_THROW(parse(R"({"traceEvents": [{"ph": "M", "name": "process_name"}]})", 64));
+  EXPECT_NO_THROW(parse(R"({"traceEvents": []})", 64));
+}
+
+TEST(TorchImportStream, DevZeroIsRefusedAtOnce) {
+  try {
+    read_torch_trace("/dev/zero");
+    FAIL() << "expected an InterchangeError";
+  } catch (const InterchangeError& e) {
+    EXPECT_NE(std::string(e.what()).find("byte 0x00"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TorchImportStream, AGzipBombCostsTimeNotMemory) {
+  // 1 GiB of whitespace between events, in a file of about a megabyte.
+  const std::string bomb =
+      inflating_trace(R"({"traceEvents": [)", " ", uint64_t{1} << 30, std::string(kKernel) + "]}");
+  ASSERT_LT(bomb.size(), size_t{8} << 20);
+  uint64_t text_bytes = 0;
+  const double peak = peak_mib_of([&] {
+    ImportOptions options;
+    options.progress = [&](const ImportProgress& p) { text_bytes = p.text_bytes; };
+    const TorchTrace trace = parse_torch_trace(bomb, "bomb.json.gz", options);
+    return trace.kernels.size() == 1 && text_bytes > (uint64_t{1} << 30);
+  });
+  ASSERT_GT(peak, 0) << "the bomb did not read as a one-kernel trace";
+  EXPECT_LT(peak, 200.0) << "peak resident memory, MiB";
+}
+
+TEST(TorchImportStream, HugeValuesArePassedOverNotKept) {
+  // A 256 MiB string in a member the importer does not read, and a 64 MiB event.
+  const std::string text_head = R"({"stackFrames": ")";
+  const std::string junk =
+      inflating_trace(text_head, "abcdefgh", uint64_t{256} << 20,
+                      R"(", "traceEvents": [{"ph": "X", "cat": "kernel", "name": ")" +
+                          std::string(1000, 'x') + R"("}, )" + kKernel + "]}");
+  const double peak = peak_mib_of([&] {
+    const TorchTrace trace = parse_torch_trace(junk, "junk.json.gz");
+    return trace.kernels.size() == 1;
+  });
+  ASSERT_GT(peak, 0);
+  EXPECT_LT(peak, 200.0);
+
+  const std::string big_event = inflating_trace(
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "big", "args": {"blob": ")",
+      "0123456789abcdef", uint64_t{64} << 20, R"("}}, )" + std::string(kKernel) + "]}");
+  const double peak2 = peak_mib_of([&] {
+    const TorchTrace trace = parse_torch_trace(big_event, "big.json.gz");
+    bool said_why = false;
+    for (const auto& w : trace.stats.warnings) {
+      said_why |= w.message == "skipped event: longer than 16 MiB" && w.count == 1;
+    }
+    return trace.kernels.size() == 1 && trace.stats.skipped == 1 && said_why;
+  });
+  ASSERT_GT(peak2, 0);
+  EXPECT_LT(peak2, 200.0);
+}
+
+TEST(TorchImportStream, AnEndlessStreamRunsInBoundedMemoryUntilCancelled) {
+  const auto fifo = t::scratch_dir() / "endless.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const double peak = peak_mib_of([&] {
+    std::signal(SIGPIPE, SIG_IGN);
+    std::thread writer([&] {
+      const int fd = open(fifo.c_str(), O_WRONLY);
+      if (fd < 0) return;
+      std::string block = R"({"traceEvents": [)";
+      std::string events;
+      for (int i = 0; i < 4096; ++i) events += R"({"ph": "i", "name": "tick", "ts": 1}, )";
+      for (bool first = true;; first = false) {
+        const std::string& data = first ? block : events;
+        if (write(fd, data.data(), data.size()) < 0) break;  // the reader has gone
+      }
+      close(fd);
+    });
+    std::atomic<bool> cancel{false};
+    ImportOptions options;
+    options.cancel = &cancel;
+    uint64_t last_events = 0;
+    options.progress = [&](const ImportProgress& p) {
+      last_events = p.events;
+      if (p.text_bytes > (uint64_t{512} << 20)) cancel = true;
+    };
+    bool cancelled = false;
+    try {
+      read_torch_trace(fifo, options);
+    } catch (const ImportCancelled&) {
+      cancelled = true;
+    }
+    writer.join();
+    return cancelled && last_events > 1'000'000;
+  });
+  ASSERT_GT(peak, 0) << "the endless stream was not cancelled";
+  EXPECT_LT(peak, 200.0);
+}
+
+TEST(TorchImportStream, ProgressGrowsAndEndsAtTheWholeText) {
+  const std::string text = t::gunzip_file(t::fixture_path(t::kGegluEager));
+  std::vector<ImportProgress> seen;
+  ImportOptions options;
+  options.chunk_bytes = 512;
+  options.progress = [&](const ImportProgress& p) { seen.push_back(p); };
+  const TorchTrace trace = parse_torch_trace(text, "p.json", options);
+  ASSERT_FALSE(seen.empty());
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_GE(seen[i].text_bytes, seen[i - 1].text_bytes);
+    EXPECT_GE(seen[i].events, seen[i - 1].events);
+  }
+  EXPECT_EQ(seen.back().text_bytes, text.size());
+  EXPECT_EQ(seen.back().events, trace.stats.events);
+  EXPECT_EQ(seen.back().file_bytes, text.size());
+}
+
+TEST(TorchImportStream, CancelBeforeTheFirstChunkStopsTheRead) {
+  const std::string text = t::gunzip_file(t::fixture_path(t::kGegluEager));
+  std::atomic<bool> cancel{true};
+  ImportOptions options;
+  options.cancel = &cancel;
+  options.chunk_bytes = 1024;
+  EXPECT_THROW(parse_torch_trace(text, "c.json", options), ImportCancelled);
+}
+
+}  // namespace

@@ -1,0 +1,89 @@
+// The Hopper GEMM in every configuration the tuner may pick (both schedules, clusters of 1 and 2,
+// several tile orders) on shapes that fit no tile, against the fp32 reference: fresh random
+// inputs, the output poisoned with NaN first (label gpu; skips off sm_90).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "buffers.h"
+#include "cuda_check.h"
+#include "device_buffer.h"
+#include "gpu_guard.h"
+#include "hopper_gemm.h"
+#include "pointwise.h"
+#include "reference.h"
+
+namespace fk = fusionscope::kernels;
+namespace fd = fusionscope::kernels::detail;
+
+namespace {
+
+struct Shape {
+  bool gated;
+  uint64_t rows, k, n;  // gated: n is hidden (the GEMM is 2n wide)
+  fk::DType dtype;
+  fk::Activation act;
+};
+
+// ||out - ref|| / ||ref|| over the whole output; non_finite counts NaN/Inf (unwritten) outputs.
+double relative_error(const Shape& s, const fd::HopperGemmConfig& cfg, uint64_t seed,
+                      uint64_t& non_finite) {
+  const uint64_t wide = s.gated ? 2 * s.n : s.n;
+  fd::DeviceBuffer x(s.rows * s.k * 2), w(wide * s.k * 2), out(s.rows * s.n * 2);
+  fd::DeviceBuffer wg(s.n * s.k * 2), wu(s.n * s.k * 2);
+  fd::DeviceBuffer ref(s.rows * s.n * 4), ref2(s.rows * s.n * 4);
+  fd::DeviceBuffer partials(fd::kCheckBlocks * 5 * sizeof(double));
+  const float wb = std::sqrt(6.f / static_cast<float>(s.k));
+  fd::launch_fill_uniform(x.get(), s.rows * s.k, s.dtype, -1.f, 1.f, seed, 1, nullptr);
+  if (s.gated) {
+    fd::launch_fill_uniform(wg.get(), s.n * s.k, s.dtype, -wb, wb, seed, 2, nullptr);
+    fd::launch_fill_uniform(wu.get(), s.n * s.k, s.dtype, -wb, wb, seed, 3, nullptr);
+    fd::launch_interleave_gate_up(wg.get(), wu.get(), w.get(), s.n, s.k, s.dtype, nullptr);
+    fd::launch_reference_linear(x.get(), s.dtype, wg.get(), nullptr, s.dtype, ref.as<float>(),
+                                s.rows, s.n, s.k, fk::Activation::kNone, nullptr);
+    fd::launch_reference_linear(x.get(), s.dtype, wu.get(), nullptr, s.dtype, ref2.as<float>(),
+                                s.rows, s.n, s.k, fk::Activation::kNone, nullptr);
+    fd::launch_reference_act_mul(ref.as<float>(), ref2.as<float>(), s.rows * s.n, s.act, nullptr);
+  } else {
+    fd::launch_fill_uniform(w.get(), s.n * s.k, s.dtype, -wb, wb, seed, 4, nullptr);
+    fd::launch_reference_linear(x.get(), s.dtype, w.get(), nullptr, s.dtype, ref.as<float>(),
+                                s.rows, s.n, s.k, fk::Activation::kNone, nullptr);
+  }
+  FS_CUDA(cudaMemset(out.get(), 0xFF, s.rows * s.n * 2));
+  fd::HopperGemm g(s.dtype, s.gated ? s.act : fk::Activation::kNone, s.rows, wide, s.k, w.get(),
+                   cfg, 0);
+  g.run(x.get(), out.get(), nullptr);
+  FS_CUDA(cudaGetLastError());
+  fd::launch_compare(out.get(), s.dtype, ref.as<float>(), s.rows * s.n, partials.as<double>(),
+                     nullptr);
+  const fd::ErrorSums e = fd::finish_compare(partials.as<double>(), nullptr);
+  non_finite = e.non_finite;
+  return std::sqrt(e.sum_sq_error / e.sum_sq_reference);
+}
+
+TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
+  const Shape shapes[] = {
+      {true, 300, 200, 328, fk::DType::kBf16, fk::Activation::kGeluTanh},
+      {true, 1000, 776, 3000, fk::DType::kFp16, fk::Activation::kSilu},  // several tiles per CTA
+      {true, 136, 64, 136, fk::DType::kBf16, fk::Activation::kRelu},
+      {false, 300, 328, 200, fk::DType::kFp16, fk::Activation::kNone},
+      {false, 1000, 3000, 776, fk::DType::kBf16, fk::Activation::kNone},
+  };
+  uint64_t seed = 7;
+  for (const auto& s : shapes)
+    for (const auto& cfg : fd::hopper_gemm_candidates()) {
+      uint64_t bad = 0;
+      const double rel = relative_error(s, cfg, ++seed, bad);
+      std::printf("  %s %llu x %llu -> %llu %s: %s rel %.2e\n", s.gated ? "gated" : "plain",
+                  static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.k),
+                  static_cast<unsigned long long>(s.n), std::string(fk::to_string(s.dtype)).c_str(),
+                  fd::to_string(cfg).c_str(), rel);
+      EXPECT_EQ(bad, 0u) << fd::to_string(cfg);
+      EXPECT_LE(rel, fk::tolerance(s.dtype)) << fd::to_string(cfg);
+    }
+}
+
+}  // namespace
