@@ -104,6 +104,7 @@ void update_find(FindState& s, std::span<const TimelineRun> runs) {
   s.query = analysis::NameQuery::make(s.text, s.regex, s.match_case, &s.error);
   s.results = {};
   s.current = -1;
+  s.searched = s.open ? s.text : "";
   if (s.open && s.query) s.results = find_items(runs, *s.query, s.scope);
 }
 

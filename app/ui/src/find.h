@@ -63,6 +63,7 @@ struct FindState {
   std::optional<analysis::NameQuery> query;  // of `text`; empty when blank or not valid
   std::string error;                         // why `text` is not a valid query
   std::string key;                           // what `results` were computed for
+  std::string searched;                      // the text `results` are of
   FindResults results;
   int current = -1;  // the hit stepped to, in results.hits
   bool active() const { return open && query.has_value(); }

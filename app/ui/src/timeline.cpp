@@ -322,11 +322,13 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
 
   // Every visible row: its frame, then what it draws; the row under the mouse says what is there.
   const ImVec2 far_away(-1e9f, -1e9f);
+  s.drawn_rows.clear();
   for (size_t ri = 0; ri < rows.size(); ++ri) {
     const TimelineRow& row = *rows[ri];
     const float y0 = origin.y + row.y, y1 = y0 + row.h;
     if (y1 < win_min.y || y0 > win_max.y) continue;
     const TimelineRun& tr = runs[static_cast<size_t>(row.run())];
+    s.drawn_rows.push_back({row.label(tr), axis.x0, y0, axis.x1 - axis.x0, row.h});
     draw_row_frame(draw, row, ri, tr, s, y0, win_min, win_max, axis.x0, theme);
     if (row.is_header()) continue;
     RowFrame f;

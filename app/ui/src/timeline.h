@@ -70,6 +70,12 @@ struct TimelineState {
   float canvas_x0 = 0, canvas_x1 = 0;
   float canvas_y0 = 0, canvas_y1 = 0;
   std::vector<analysis::LodBox> boxes;  // scratch reused by every row, every frame
+  // The rows drawn last frame, for the state probe: gutter label and screen rectangle.
+  struct DrawnRow {
+    std::string label;
+    float x = 0, y = 0, w = 0, h = 0;
+  };
+  std::vector<DrawnRow> drawn_rows;
   // Full scale of the PM-sampled DRAM bandwidth rows (metrics_row.h), byte/s: the GPU's peak,
   // set by the view; 0 scales each run's row to its own maximum.
   double dram_peak = 0;
