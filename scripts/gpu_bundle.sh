@@ -20,9 +20,11 @@ shift || true
 
 gpu_tests=(tests/kernels/kernels_gpu_test tests/profiler/profiler_gpu_tests
   tests/profiler/lab_gpu_tests tests/profiler/lab_counters_gpu_tests
-  tests/counters/counters_gpu_test tests/profiler/counters_ncu_gpu_tests)
+  tests/counters/counters_gpu_test tests/profiler/counters_ncu_gpu_tests
+  tests/profiler/inject_gpu_tests)
 programs=(app/fusionscope bench/kernels/kernels_bench bench/profiler/fusionscope_capture_overhead
-  bench/counters/counters_calibrate tests/profiler/counters_ncu_workload)
+  bench/counters/counters_calibrate tests/profiler/counters_ncu_workload
+  bench/profiler/fusionscope_injection_overhead tests/profiler/cuda_target)
 
 pack() {
   local build=${1:?build dir} dest=${2:?bundle dir}
@@ -30,6 +32,9 @@ pack() {
   for p in "${gpu_tests[@]}" "${programs[@]}"; do
     cp "$build/$p" "$dest/bin/" && strip --strip-debug "$dest/bin/$(basename "$p")"
   done
+  # Injection capture: the library and the PyTorch variants' script live beside fusionscope.
+  cp "$build/app/libfusionscope_inject.so" "$build/app/torch_mlp.py" "$dest/bin/" &&
+    strip --strip-debug "$dest/bin/libfusionscope_inject.so"
   # Shared libraries of fusionscope that a bare GPU server may not have (the window system's, and
   # the trace importer's simdjson and ISA-L).
   ldd "$build/app/fusionscope" | awk '/=> \//{print $3}' |
@@ -87,6 +92,10 @@ run() {
         timeout 120 "$bin/fusionscope_capture_overhead" --rounds 5 >"$out/overhead.log" 2>&1
         fail capture_overhead $?
         tail -15 "$out/overhead.log"
+        # Injection capture of the PyTorch GeGLU beside torch.profiler, same script, one run.
+        timeout 300 "$bin/fusionscope_injection_overhead" --rounds 5 >"$out/injection_overhead.log" 2>&1
+        fail injection_overhead $?
+        tail -8 "$out/injection_overhead.log"
         ;;
       sample)
         local s="$out/sample.fsdb"
@@ -97,6 +106,10 @@ run() {
         "$bin/fusionscope" capture --config "$here/bench/profiler/sample_session_geglu_job.json" \
           --out "$s" --append >>"$out/sample_capture.log" 2>&1
         fail "geglu capture" $?
+        # The post's GeGLU in PyTorch (torch-eager, torch-compile) under injection capture.
+        "$bin/fusionscope" capture --config "$here/bench/profiler/sample_session_torch_job.json" \
+          --out "$s" --append >>"$out/sample_capture.log" 2>&1
+        fail "torch capture" $?
         "$bin/fusionscope" capture --preset linear-post --variants eager,fully-fused --graph \
           --warmup 2 --iters 5 --out "$s" --append >>"$out/sample_capture.log" 2>&1
         fail "graph capture" $?

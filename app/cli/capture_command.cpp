@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "capture_program.h"
 #include "commands.h"
 #include "fusionscope/lab/job_file.h"
 #include "fusionscope/lab/lab.h"
@@ -32,7 +33,57 @@ struct CaptureOptions {
   bool counters = false;
   bool pm_sampling = false;
   int pm_interval_us = -1;
+  // `capture [options] -- COMMAND`: a program captured through injection.
+  std::vector<std::string> command;
+  std::string name;
+  std::string cwd;
+  std::vector<std::string> env;
+  std::string iteration_range;
+  std::string capture_range;
+  double delay_s = 0;
+  double duration_s = 0;
+  bool no_driver_api = false;
+  std::string kernel_filter;
+  int kernel_limit = 0;
 };
+
+int run_command_capture(const CaptureOptions& o) {
+  std::string clash;
+  if (!o.config.empty()) clash = "--config";
+  if (!o.preset.empty()) clash = "--preset";
+  if (!o.variants.empty()) clash = "--variants";
+  if (o.iterations >= 0) clash = "--iters";
+  if (o.graph) clash = "--graph";
+  if (o.verify) clash = "--verify";
+  if (o.no_trace) clash = "--no-trace";
+  if (!clash.empty()) {
+    std::fprintf(stderr,
+                 "fusionscope capture: %s runs fusionscope's own configurations; it does not go "
+                 "with a command to capture (after --)\n",
+                 clash.c_str());
+    return 2;
+  }
+  ProgramCaptureCli p;
+  p.command = o.command;
+  p.out = o.out;
+  p.append = o.append;
+  p.name = o.name;
+  p.cwd = o.cwd;
+  p.env = o.env;
+  p.iteration_range = o.iteration_range;
+  p.warmup = std::max(0, o.warmup);
+  p.capture_range = o.capture_range;
+  p.delay_s = o.delay_s;
+  p.duration_s = o.duration_s;
+  p.no_driver_api = o.no_driver_api;
+  p.counters = o.counters;
+  p.kernel_filter = o.kernel_filter;
+  p.kernel_limit = o.kernel_limit;
+  p.pm_sampling = o.pm_sampling;
+  if (o.pm_interval_us > 0) p.pm_interval_us = o.pm_interval_us;
+  p.device = o.device;
+  return run_program_capture(p);
+}
 
 std::atomic<bool> g_cancel{false};
 extern "C" void on_interrupt(int) {
@@ -96,6 +147,18 @@ std::string stage_line(const lab::Progress& p) {
 }
 
 int run_capture(const CaptureOptions& o) {
+  if (!o.command.empty()) return run_command_capture(o);
+  const bool program_only = !o.name.empty() || !o.cwd.empty() || !o.env.empty() ||
+                            !o.iteration_range.empty() || !o.capture_range.empty() ||
+                            o.delay_s > 0 || o.duration_s > 0 || o.no_driver_api ||
+                            !o.kernel_filter.empty() || o.kernel_limit > 0;
+  if (program_only) {
+    std::fprintf(stderr,
+                 "fusionscope capture: --name, --cwd, --env, --iteration-range, --capture-range, "
+                 "--delay, --duration, --no-driver-api, --kernel-filter and --kernel-limit apply "
+                 "to a command captured after --\n");
+    return 2;
+  }
   if (o.config.empty() == o.preset.empty()) {
     std::fprintf(stderr,
                  "fusionscope capture: give either --config FILE or --preset NAME (presets: %s)\n",
@@ -191,7 +254,9 @@ void add_capture_command(CLI::App& app) {
   cmd->add_option("--out", opt->out, "Session file to write (.fsdb)")->required();
   cmd->add_option("--iters", opt->iterations, "Timed iterations per run (default 20)")
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--warmup", opt->warmup, "Warm-up iterations per run (default 5)")
+  cmd->add_option("--warmup", opt->warmup,
+                  "Warm-up iterations per run (default 5); with a command: its first N iteration "
+                  "ranges count as warm-up (default 0)")
       ->check(CLI::Range(0, 100000));
   cmd->add_flag("--graph", opt->graph, "Replay each forward pass from a CUDA graph");
   cmd->add_flag("--verify", opt->verify, "Check each run's output against the fp32 reference");
@@ -207,6 +272,31 @@ void add_capture_command(CLI::App& app) {
                 "sampling)");
   cmd->add_option("--pm-interval-us", opt->pm_interval_us,
                   "PM sampling interval in microseconds (default 10)")
+      ->check(CLI::Range(1, 1000000));
+  // A program of the user's, captured through the injection library: capture [options] -- CMD.
+  cmd->add_option("command", opt->command,
+                  "After --: a program to capture, with its arguments (its CUDA processes are "
+                  "traced through fusionscope's injection library)");
+  cmd->add_option("--name", opt->name, "Command capture: the run's name (default: the command)");
+  cmd->add_option("--cwd", opt->cwd, "Command capture: working directory of the command")
+      ->check(CLI::ExistingDirectory);
+  cmd->add_option("--env", opt->env, "Command capture: KEY=VALUE set for the command (repeatable)");
+  cmd->add_option("--iteration-range", opt->iteration_range,
+                  "Command capture: NVTX ranges whose name starts with this mark iterations "
+                  "(default: ProfilerStep#, else iteration)");
+  cmd->add_option("--capture-range", opt->capture_range,
+                  "Command capture: nvtx:NAME records only inside the first NVTX range NAME of "
+                  "each process");
+  cmd->add_option("--delay", opt->delay_s, "Command capture: start recording S seconds in")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--duration", opt->duration_s, "Command capture: record for S seconds")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_flag("--no-driver-api", opt->no_driver_api,
+                "Command capture: record runtime API calls only, not driver API calls");
+  cmd->add_option("--kernel-filter", opt->kernel_filter,
+                  "Command capture with --counters: profile kernels whose name matches REGEX");
+  cmd->add_option("--kernel-limit", opt->kernel_limit,
+                  "Command capture with --counters: profile at most N kernels")
       ->check(CLI::Range(1, 1000000));
   cmd->callback([opt] { exit_code() = run_capture(*opt); });
 }

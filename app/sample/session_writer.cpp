@@ -1,6 +1,11 @@
 #include "session_writer.h"
 
+#include <algorithm>
+#include <span>
+#include <string>
 #include <vector>
+
+#include "fusionscope/storage/run_writer.h"
 
 namespace fusionscope::sample {
 
@@ -12,10 +17,14 @@ namespace {
 // Copies a run's records into the store, re-interning its strings into the session's table.
 void write_run(SessionStore& store, const RunData& run) {
   std::vector<StringId> id(run.strings.size(), kNoString);
-  for (size_t i = 1; i < run.strings.size(); ++i) id[i] = store.intern(run.strings[i]);
+  if (run.strings.size() > 1) {
+    const std::vector<StringId> interned =
+        store.intern_all(std::span<const std::string>(run.strings).subspan(1));
+    std::copy(interned.begin(), interned.end(), id.begin() + 1);
+  }
   auto map = [&](StringId s) { return s < id.size() ? id[s] : kNoString; };
 
-  const int64_t run_id = store.add_run(run.info);
+  RunWriter writer(store, run.info);
   std::vector<KernelRecord> kernels = run.kernels;
   for (auto& k : kernels) {
     k.name = map(k.name);
@@ -32,12 +41,14 @@ void write_run(SessionStore& store, const RunData& run) {
   }
   std::vector<SampleRecord> samples = run.samples;
   for (auto& s : samples) s.metric = map(s.metric);
-  if (!kernels.empty()) store.insert_kernels(run_id, kernels);
-  if (!api.empty()) store.insert_api_calls(run_id, api);
-  if (!ranges.empty()) store.insert_ranges(run_id, ranges);
-  if (!run.memops.empty()) store.insert_memops(run_id, run.memops);
-  if (!metrics.empty()) store.insert_kernel_metrics(run_id, metrics);
-  if (!samples.empty()) store.insert_samples(run_id, samples);
+  writer.add_kernels(kernels);
+  writer.add_api_calls(api);
+  writer.add_ranges(ranges);
+  writer.add_memops(run.memops);
+  writer.add_kernel_metrics(metrics);
+  writer.add_samples(samples);
+  for (const ProcessRecord& p : run.processes) writer.add_process(p.pid, run.str(p.name));
+  writer.commit();
 }
 
 }  // namespace

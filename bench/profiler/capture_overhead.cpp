@@ -19,6 +19,7 @@
 #include "fusionscope/kernels/runner.h"
 #include "fusionscope/profiler/trace_sink.h"
 #include "fusionscope/profiler/tracer.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 
 namespace {
@@ -110,12 +111,13 @@ int main(int argc, char** argv) {
         const bool traced = (r % 2 == 0) ? k == 1 : k == 0;  // alternate which goes first
         storage::RunInfo info;
         info.name = std::string(w.preset) + (traced ? " traced" : " untraced");
-        const int64_t id = store.add_run(info);
-        profiler::StoreTraceSink sink(store, id);
+        storage::RunWriter writer(store, info);
+        profiler::StoreTraceSink sink(writer);
         if (traced) tracer.begin_run(sink);
         const kernels::RunResult result = kernels::run(config, w.variant, options);
         profiler::TraceOutcome out;
         if (traced) out = tracer.end_run();
+        writer.commit();
         if (!result.ok) {
           std::fprintf(stderr, "%s failed: %s\n", w.preset, result.error.c_str());
           return 1;

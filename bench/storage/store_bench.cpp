@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 
 namespace fs = std::filesystem;
@@ -127,13 +128,14 @@ int main(int argc, char** argv) {
       int64_t run = 0;
       {
         SessionStore store = SessionStore::create(path, SessionInfo{});
-        run = store.add_run(RunInfo{});
+        RunWriter writer(store, RunInfo{});
+        run = writer.id();
         const std::vector<KernelRecord> kernels = synthetic_kernels(store, o.records, o.shuffle);
         const double c0 = cpu_seconds();
         const auto t0 = std::chrono::steady_clock::now();
         for (size_t i = 0; i < kernels.size(); i += o.batch)
-          store.insert_kernels(
-              run, std::span(kernels).subspan(i, std::min(o.batch, kernels.size() - i)));
+          writer.add_kernels(std::span(kernels).subspan(i, std::min(o.batch, kernels.size() - i)));
+        writer.commit();
         insert_s.push_back(seconds_since(t0));
         insert_cpu = cpu_seconds() - c0;
       }  // closing checkpoints the WAL into the file

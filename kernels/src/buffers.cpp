@@ -75,10 +75,12 @@ std::vector<BufferSpec> buffer_specs(const MlpConfig& c, Variant v, int input_se
   if (c.kind == MlpKind::kGated) {
     switch (v) {
       case Variant::kEager:
+      case Variant::kTorchEager:
         scratch = 4;  // gate, act(gate), up, product
         break;
       case Variant::kEpilogue:
       case Variant::kPointwiseFused:
+      case Variant::kTorchCompile:
         scratch = 3;  // gate (or act(gate)), up, product
         break;
       case Variant::kGatedGemm:
@@ -92,6 +94,8 @@ std::vector<BufferSpec> buffer_specs(const MlpConfig& c, Variant v, int input_se
     switch (v) {
       case Variant::kEager:
       case Variant::kPointwiseFused:
+      case Variant::kTorchEager:
+      case Variant::kTorchCompile:
         scratch = 3;  // GEMM output, then two ping-pong activations
         break;
       case Variant::kEpilogue:

@@ -26,12 +26,14 @@ constexpr std::array<std::pair<Activation, std::string_view>, 4> kActivations{{
     {Activation::kGeluTanh, "gelu-tanh"},
     {Activation::kSilu, "silu"},
 }};
-constexpr std::array<std::pair<Variant, std::string_view>, 5> kVariants{{
+constexpr std::array<std::pair<Variant, std::string_view>, 7> kVariants{{
     {Variant::kEager, "eager"},
     {Variant::kEpilogue, "epilogue"},
     {Variant::kPointwiseFused, "pointwise-fused"},
     {Variant::kGatedGemm, "gated-gemm"},
     {Variant::kFullyFused, "fully-fused"},
+    {Variant::kTorchEager, "torch-eager"},
+    {Variant::kTorchCompile, "torch-compile"},
 }};
 
 template <typename E, size_t N>
@@ -102,8 +104,17 @@ Variant parse_variant(std::string_view s) {
 
 std::vector<Variant> all_variants() {
   std::vector<Variant> out;
-  for (const auto& entry : kVariants) out.push_back(entry.first);
+  for (const auto& entry : kVariants)
+    if (!is_torch_variant(entry.first)) out.push_back(entry.first);
   return out;
+}
+
+std::vector<Variant> torch_variants() {
+  return {Variant::kTorchEager, Variant::kTorchCompile};
+}
+
+bool is_torch_variant(Variant v) {
+  return v == Variant::kTorchEager || v == Variant::kTorchCompile;
 }
 
 size_t dtype_bytes(DType d) {
@@ -202,6 +213,13 @@ bool supports(const MlpConfig& c, Variant v, std::string* why) {
   const std::string var(to_string(v));
   switch (v) {
     case Variant::kEager:
+    case Variant::kTorchEager:
+      return true;
+    case Variant::kTorchCompile:
+      if (c.kind == MlpKind::kLinear)
+        return fail(why,
+                    "torch-compile: a linear layer has no pointwise op for Inductor to fuse "
+                    "(its bias is already in the GEMM epilogue); use torch-eager");
       return true;
     case Variant::kEpilogue:
       if (c.activation == Activation::kSilu)

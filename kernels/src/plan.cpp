@@ -198,6 +198,20 @@ double Plan::min_bytes() const {
 Plan make_plan(const MlpConfig& c, Variant v) {
   std::string why;
   if (!supports(c, v, &why)) throw ConfigError(why);
+  // PyTorch runs the plans of eager and of pointwise-fused (Inductor's fusion), op for op.
+  if (is_torch_variant(v)) {
+    Plan p = make_plan(c, v == Variant::kTorchEager ? Variant::kEager : Variant::kPointwiseFused);
+    p.variant = v;
+    for (auto& l : p.launches) {
+      if (l.kernel.starts_with("cuBLASLt GEMM"))
+        l.kernel = "cuBLAS GEMM (PyTorch)" + l.kernel.substr(13);
+      else if (v == Variant::kTorchCompile && l.kernel.starts_with("fused "))
+        l.kernel = "Triton " + l.kernel + " (Inductor)";
+      else
+        l.kernel = "PyTorch " + l.kernel;
+    }
+    return p;
+  }
   Builder b(c, v);
   switch (c.kind) {
     case MlpKind::kLinear:

@@ -12,8 +12,17 @@ namespace {
 
 template <typename R>
 bool by_gpu_lane(const R& a, const R& b) {
-  return std::tie(a.device, a.stream, a.start_ns, a.end_ns, a.correlation_id) <
-         std::tie(b.device, b.stream, b.start_ns, b.end_ns, b.correlation_id);
+  return std::tie(a.pid, a.device, a.stream, a.start_ns, a.end_ns, a.correlation_id) <
+         std::tie(b.pid, b.device, b.stream, b.start_ns, b.end_ns, b.correlation_id);
+}
+
+template <typename R>
+auto gpu_lane_of(const R& r) {
+  return std::tie(r.pid, r.device, r.stream);
+}
+template <typename R>
+auto cpu_lane_of(const R& r) {
+  return std::tie(r.pid, r.thread_id);
 }
 
 uint32_t index(size_t i) {
@@ -25,18 +34,19 @@ void build_gpu_lanes(RunData& run) {
   const auto& m = run.memops;
   size_t ki = 0, mi = 0;
   while (ki < k.size() || mi < m.size()) {
-    // The next lane is the smaller (device, stream) of the two heads.
+    // The next lane is the smaller (pid, device, stream) of the two heads.
     const bool take_kernel =
-        mi == m.size() || (ki < k.size() && std::tie(k[ki].device, k[ki].stream) <=
-                                                std::tie(m[mi].device, m[mi].stream));
+        mi == m.size() || (ki < k.size() && gpu_lane_of(k[ki]) <= gpu_lane_of(m[mi]));
     GpuLane lane;
+    lane.pid = take_kernel ? k[ki].pid : m[mi].pid;
     lane.device = take_kernel ? k[ki].device : m[mi].device;
     lane.stream = take_kernel ? k[ki].stream : m[mi].stream;
+    const auto key = std::make_tuple(lane.pid, lane.device, lane.stream);
     lane.kernel_begin = index(ki);
-    while (ki < k.size() && k[ki].device == lane.device && k[ki].stream == lane.stream) ++ki;
+    while (ki < k.size() && gpu_lane_of(k[ki]) == key) ++ki;
     lane.kernel_end = index(ki);
     lane.memop_begin = index(mi);
-    while (mi < m.size() && m[mi].device == lane.device && m[mi].stream == lane.stream) ++mi;
+    while (mi < m.size() && gpu_lane_of(m[mi]) == key) ++mi;
     lane.memop_end = index(mi);
     run.gpu_lanes.push_back(lane);
   }
@@ -64,14 +74,17 @@ void build_cpu_lanes(RunData& run) {
   auto& r = run.ranges;
   size_t ai = 0, ri = 0;
   while (ai < a.size() || ri < r.size()) {
-    const bool take_api = ri == r.size() || (ai < a.size() && a[ai].thread_id <= r[ri].thread_id);
+    const bool take_api =
+        ri == r.size() || (ai < a.size() && cpu_lane_of(a[ai]) <= cpu_lane_of(r[ri]));
     CpuLane lane;
+    lane.pid = take_api ? a[ai].pid : r[ri].pid;
     lane.thread_id = take_api ? a[ai].thread_id : r[ri].thread_id;
+    const auto key = std::make_tuple(lane.pid, lane.thread_id);
     lane.api_begin = index(ai);
-    while (ai < a.size() && a[ai].thread_id == lane.thread_id) ++ai;
+    while (ai < a.size() && cpu_lane_of(a[ai]) == key) ++ai;
     lane.api_end = index(ai);
     lane.range_begin = index(ri);
-    while (ri < r.size() && r[ri].thread_id == lane.thread_id) ++ri;
+    while (ri < r.size() && cpu_lane_of(r[ri]) == key) ++ri;
     lane.range_end = index(ri);
     lane.max_depth = assign_depths(r, lane.range_begin, lane.range_end);
     run.cpu_lanes.push_back(lane);
@@ -107,13 +120,13 @@ void arrange_run(RunData& run) {
   sort_if_needed(run.kernels, by_gpu_lane<KernelRecord>);
   sort_if_needed(run.memops, by_gpu_lane<MemopRecord>);
   sort_if_needed(run.api_calls, [](const ApiCallRecord& a, const ApiCallRecord& b) {
-    return std::tie(a.thread_id, a.start_ns, a.end_ns) <
-           std::tie(b.thread_id, b.start_ns, b.end_ns);
+    return std::tie(a.pid, a.thread_id, a.start_ns, a.end_ns) <
+           std::tie(b.pid, b.thread_id, b.start_ns, b.end_ns);
   });
   // Longer first on equal starts, so that a parent precedes the children it contains.
   sort_if_needed(run.ranges, [](const RangeRecord& a, const RangeRecord& b) {
-    return std::tie(a.thread_id, a.start_ns, b.end_ns) <
-           std::tie(b.thread_id, b.start_ns, a.end_ns);
+    return std::tie(a.pid, a.thread_id, a.start_ns, b.end_ns) <
+           std::tie(b.pid, b.thread_id, b.start_ns, a.end_ns);
   });
   sort_if_needed(run.kernel_metrics, [](const KernelMetricRecord& a, const KernelMetricRecord& b) {
     return a.correlation_id < b.correlation_id;
@@ -121,6 +134,8 @@ void arrange_run(RunData& run) {
   sort_if_needed(run.samples, [](const SampleRecord& a, const SampleRecord& b) {
     return std::tie(a.metric, a.t_ns) < std::tie(b.metric, b.t_ns);
   });
+  sort_if_needed(run.processes,
+                 [](const ProcessRecord& a, const ProcessRecord& b) { return a.pid < b.pid; });
   run.gpu_lanes.clear();
   run.cpu_lanes.clear();
   build_gpu_lanes(run);

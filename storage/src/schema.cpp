@@ -2,8 +2,11 @@
 
 #include <iterator>
 #include <string>
+#include <vector>
 
+#include "digest.h"
 #include "fusionscope/storage/session_store.h"
+#include "record_io.h"
 #include "sqlite_db.h"
 
 namespace fusionscope::storage::detail {
@@ -127,9 +130,12 @@ CREATE TABLE samples (
 CREATE INDEX samples_by_run_metric ON samples (run_id, metric_id, t_ns);
 )sql";
 
+void write_digests(Database& db);
+
 struct Migration {
   int to_version;
   const char* sql;
+  void (*after)(Database&) = nullptr;  // work SQL cannot do, in the same transaction
 };
 
 // Each entry moves a file from to_version - 1 to to_version.
@@ -142,9 +148,58 @@ CREATE TABLE properties (
   value  TEXT NOT NULL
 ) WITHOUT ROWID;
 )sql"},
+    // v3: a run is complete only once every record is written (state), digests that make later
+    // damage visible, and process ids with a per-run table of process names. Runs of older files
+    // are complete as they are (but a lab run that was still "running" was interrupted), and get
+    // their digests now.
+    {3, R"sql(
+ALTER TABLE runs ADD COLUMN state INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE runs ADD COLUMN records_digest TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN info_digest TEXT NOT NULL DEFAULT '';
+UPDATE runs SET state = 2 WHERE status = 1;
+ALTER TABLE kernels ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE api_calls ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ranges ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memops ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE processes (
+  run_id   INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  pid      INTEGER NOT NULL,
+  name_id  INTEGER NOT NULL,
+  PRIMARY KEY (run_id, pid)
+) WITHOUT ROWID;
+ALTER TABLE session ADD COLUMN digest TEXT NOT NULL DEFAULT '';
+ALTER TABLE session ADD COLUMN last_run_id INTEGER NOT NULL DEFAULT 0;
+UPDATE session SET last_run_id = (SELECT coalesce(max(id), 0) FROM runs);
+)sql",
+     write_digests},
 };
 static_assert(std::size(kMigrations) == kCurrentSchemaVersion - 1,
               "one migration per version after 1");
+
+// The v3 step: digests of every run and of the session, over what the file holds now.
+void write_digests(Database& db) {
+  const std::vector<std::string> strings = read_all_strings(db);
+  StringHashes hashes(strings);
+  std::vector<int64_t> ids;
+  {
+    Statement& st = db.statement("SELECT id FROM runs ORDER BY id");
+    while (st.step()) ids.push_back(st.int64(0));
+  }
+  for (int64_t id : ids) {
+    RunData run;
+    run.strings = strings;
+    read_run_records(db, id, run);
+    const std::string records = digest_records(run, hashes).encode();
+    const RunInfo info = read_run_row(db, id).value_or(RunRow{}).info;
+    Statement& st =
+        db.statement("UPDATE runs SET records_digest = ?, info_digest = ? WHERE id = ?");
+    st.bind(1, std::string_view(records));
+    st.bind(2, std::string_view(info_digest(info, records)));
+    st.bind(3, id);
+    st.run();
+  }
+  write_session_digest(db);
+}
 
 }  // namespace
 
@@ -162,6 +217,7 @@ void migrate_to_current(Database& db) {
     Transaction tx(db);
     try {
       db.exec(m.sql);
+      if (m.after) m.after(db);
       db.exec("PRAGMA user_version = " + std::to_string(m.to_version));
     } catch (const StoreError& e) {
       throw StoreError("migrating session '" + db.display_path() + "' from schema version " +

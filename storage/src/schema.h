@@ -10,7 +10,7 @@ class Database;
 
 // PRAGMA application_id of every session file: the ASCII bytes "FSDB".
 inline constexpr int32_t kApplicationId = 0x46534442;
-inline constexpr int kCurrentSchemaVersion = 2;
+inline constexpr int kCurrentSchemaVersion = 3;
 // New files get this page size: large pages make bulk ingest and whole-run loads cheaper.
 inline constexpr int kPageSize = 16384;
 
@@ -19,5 +19,10 @@ void create_schema_v1(Database& db);
 // Applies every migration from the database's user_version up to kCurrentSchemaVersion, each in
 // its own transaction (which also sets the new user_version).
 void migrate_to_current(Database& db);
+
+// Run states as stored in runs.state (RunState's values).
+inline constexpr int kStateWriting = 0;
+inline constexpr int kStateComplete = 1;
+inline constexpr int kStateInterrupted = 2;
 
 }  // namespace fusionscope::storage::detail

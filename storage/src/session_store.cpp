@@ -1,10 +1,11 @@
-// SessionStore: opening, creating and validating session files; the session row, runs, strings
-// and properties. Record ingest and loading live in record_io.cpp.
+// SessionStore: opening, creating and validating session files; the session row, strings and
+// properties; Save As. Runs are in run_access.cpp, the writer of new runs in run_writer.cpp.
 #include "fusionscope/storage/session_store.h"
 #include "fusionscope/storage/utc_time.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -33,6 +34,25 @@ std::string_view to_string(RunStatus s) {
       return "cancelled";
   }
   return "unknown";
+}
+
+std::string_view to_string(RunState s) {
+  switch (s) {
+    case RunState::kWriting:
+      return "being written";
+    case RunState::kComplete:
+      return "complete";
+    case RunState::kInterrupted:
+      return "interrupted";
+  }
+  return "unknown";
+}
+
+const std::string& RunData::process_name(uint32_t pid) const {
+  static const std::string empty;
+  auto it = std::lower_bound(processes.begin(), processes.end(), pid,
+                             [](const ProcessRecord& p, uint32_t v) { return p.pid < v; });
+  return it != processes.end() && it->pid == pid ? str(it->name) : empty;
 }
 
 namespace {
@@ -77,6 +97,13 @@ int check_identity(Database& db, const fs::path& path) {
   if (version < 1)
     fail_open(path,
               "its session format version is " + std::to_string(version) + ", which is not valid");
+  // A file with our identity but without our tables (a foreign tool, a damaged schema).
+  Statement st(db,
+               "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+               "('session', 'runs', 'strings', 'kernels', 'api_calls', 'ranges', 'memops', "
+               "'kernel_metrics', 'samples')");
+  if (!st.step() || st.int64(0) != 9)
+    fail_open(path, "it says it is a fusionscope session, but its tables are missing or damaged");
   return version;
 }
 
@@ -84,6 +111,13 @@ void remove_with_sidecars(const fs::path& path) {
   std::error_code ec;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"})
     fs::remove(detail::sidecar(path, suffix), ec);
+}
+
+std::string first_lines(const std::vector<std::string>& lines, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < lines.size() && i < n; ++i) out += (i ? "; " : "") + lines[i];
+  if (lines.size() > n) out += "; and " + std::to_string(lines.size() - n) + " more";
+  return out;
 }
 
 }  // namespace
@@ -97,21 +131,9 @@ void detail::StoreState::require_writable(std::string_view what) const {
                      std::string(what));
 }
 
-void detail::StoreState::load_strings() {
-  strings.assign(1, std::string());
-  string_ids.clear();
-  string_ids.emplace(std::string(), kNoString);
-  read_strings_from(1);
-}
-
 void detail::StoreState::refresh_strings() {
-  // Only a reader can be behind: a writer's table is the file's plus its own pending strings.
-  if (read_only) read_strings_from(strings.size());
-}
-
-void detail::StoreState::read_strings_from(size_t first) {
   Statement& st = db->statement("SELECT id, text FROM strings WHERE id >= ? ORDER BY id");
-  st.bind(1, static_cast<int64_t>(first));
+  st.bind(1, static_cast<int64_t>(strings.size()));
   while (st.step()) {
     const int64_t id = st.int64(0);
     if (id <= 0) continue;
@@ -123,18 +145,19 @@ void detail::StoreState::read_strings_from(size_t first) {
     strings[index] = st.text(1);
     string_ids.emplace(strings[index], static_cast<StringId>(id));
   }
-  persisted_strings = strings.size();
 }
 
-void detail::StoreState::write_strings(size_t begin, size_t end) {
-  if (begin >= end) return;
+StringId detail::StoreState::add_string(std::string_view text) {
+  if (strings.size() >= (size_t{1} << 28))
+    throw StoreError("session '" + path.string() + "': the string table is full");
+  const auto id = static_cast<StringId>(strings.size());
   Statement& st = db->statement("INSERT INTO strings (id, text) VALUES (?, ?)");
-  for (size_t i = begin; i < end; ++i) {
-    st.reset();
-    st.bind(1, static_cast<int64_t>(i));
-    st.bind(2, std::string_view(strings[i]));
-    st.run();
-  }
+  st.bind(1, int64_t{id});
+  st.bind(2, text);
+  st.run();
+  strings.emplace_back(text);
+  string_ids.emplace(strings.back(), id);
+  return id;
 }
 
 void detail::StoreState::require_run(int64_t run_id) {
@@ -145,25 +168,17 @@ void detail::StoreState::require_run(int64_t run_id) {
   if (!exists) no_such_run(run_id);
 }
 
+void detail::StoreState::no_such_run(int64_t run_id) const {
+  throw StoreError("session '" + path.string() + "' has no run " + std::to_string(run_id));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Creating and opening
 
 SessionStore::SessionStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SessionStore::SessionStore(SessionStore&&) noexcept = default;
 SessionStore& SessionStore::operator=(SessionStore&&) noexcept = default;
-
-SessionStore::~SessionStore() {
-  if (!impl_ || !impl_->db) return;
-  // Strings interned since the last batch are written now; a failure here cannot be reported,
-  // and loses only strings no stored record refers to.
-  if (!impl_->read_only && impl_->persisted_strings < impl_->strings.size()) {
-    try {
-      impl_->write_transaction([] {});
-    } catch (const StoreError&) {
-    }
-  }
-  impl_->db.reset();
-}
+SessionStore::~SessionStore() = default;
 
 SessionStore SessionStore::create(const fs::path& path, const SessionInfo& info) {
   const fs::path abs = absolute_path(path);
@@ -171,7 +186,9 @@ SessionStore SessionStore::create(const fs::path& path, const SessionInfo& info)
     throw StoreError("cannot create session '" + path.string() + "': " + why);
   };
   std::error_code ec;
-  if (fs::exists(abs, ec)) fail("the file already exists");
+  const fs::file_status link = fs::symlink_status(abs, ec);
+  if (fs::is_symlink(link)) fail("it is a symbolic link; give the path of a new file");
+  if (fs::exists(link)) fail("the file already exists");
   const fs::path dir = abs.parent_path();
   if (!fs::is_directory(dir, ec)) fail("the folder '" + dir.string() + "' does not exist");
   if (::access(dir.c_str(), W_OK) != 0)
@@ -193,13 +210,20 @@ SessionStore SessionStore::create(const fs::path& path, const SessionInfo& info)
     detail::create_schema_v1(db);
     detail::migrate_to_current(db);
     impl->file_version = detail::kCurrentSchemaVersion;
-    impl->load_strings();
+    impl->file = detail::SessionFile::acquire(abs, path.string());
+    impl->strings = detail::read_all_strings(db);
+    impl->string_ids.emplace(std::string(), kNoString);
     SessionStore store(std::move(impl));
     SessionInfo filled = info;
     if (filled.created_utc.empty()) filled.created_utc = utc_now();
     store.update_session(filled);
     return store;
   } catch (...) {
+    // The connection closes first, so that no journal beside the file outlives it.
+    if (impl) {
+      impl->db.reset();
+      impl->file.reset();
+    }
     impl.reset();
     remove_with_sidecars(abs);
     throw;
@@ -208,7 +232,7 @@ SessionStore SessionStore::create(const fs::path& path, const SessionInfo& info)
 
 SessionStore SessionStore::open(const fs::path& path, OpenMode mode) {
   const fs::path abs = absolute_path(path);
-  const detail::FileProbe probe = detail::probe_session_file(abs);
+  detail::check_session_path(abs);
   const bool writable = mode == OpenMode::kReadWrite;
   if (writable) {
     if (::access(abs.c_str(), W_OK) != 0)
@@ -223,14 +247,15 @@ SessionStore SessionStore::open(const fs::path& path, OpenMode mode) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->read_only = !writable;
+  impl->file = detail::SessionFile::acquire(abs, path.string());
+  const detail::FileProbe probe = detail::probe_session_file(abs, *impl->file);
   // A reader never writes: with no writer's journal present the file is opened immutable (no
   // locks, no -wal/-shm created). When a writer is open (or crashed) its -wal and -shm exist,
   // and a plain read-only connection reads its committed data through them.
   std::string query = "mode=rw";
   if (!writable) query = probe.wal_exists && probe.has_shm ? "mode=ro" : "immutable=1";
-  const bool shared_wal = !writable && query == "mode=ro";
   // Journals that only a writer can resolve; reading past them would show a wrong state.
-  if (!writable && !shared_wal && probe.has_wal)
+  if (!writable && probe.has_wal && !probe.has_shm)
     fail_open(path,
               "its '-wal' file holds changes of a writer that did not close; "
               "open it read-write once to recover them");
@@ -247,14 +272,31 @@ SessionStore SessionStore::open(const fs::path& path, OpenMode mode) {
   impl->file_version = check_identity(db, path);
 
   if (writable) {
+    // Nothing is written into a damaged file: not a journal mode, not a migration, not a run.
+    SessionStore store(std::move(impl));
+    if (const auto problems = store.quick_check(); !problems.empty())
+      throw StoreError("session '" + path.string() + "' is damaged, so nothing is written to it (" +
+                       first_lines(problems, 2) + "); open it read-only to read what is intact");
+    Impl& s = *store.impl_;
     configure_writer(db);
     detail::migrate_to_current(db);
-    impl->file_version = detail::kCurrentSchemaVersion;
-  } else {
-    if (impl->file_version < detail::kCurrentSchemaVersion) impl->migrate_in_memory();
-    impl->db->exec("PRAGMA query_only = 1");
+    s.file_version = detail::kCurrentSchemaVersion;
+    if (std::string why = store.session_damage(); !why.empty())
+      throw StoreError("session '" + path.string() + "' is damaged, so nothing is written to it (" +
+                       why + "); open it read-only to read what is intact");
+    s.strings = detail::read_all_strings(db);
+    s.string_ids.emplace(std::string(), kNoString);
+    for (size_t i = 1; i < s.strings.size(); ++i)
+      s.string_ids.emplace(s.strings[i], static_cast<StringId>(i));
+    s.record_interrupted_runs();
+    return store;
   }
-  impl->load_strings();
+  if (impl->file_version < detail::kCurrentSchemaVersion) impl->migrate_in_memory();
+  impl->db->exec("PRAGMA query_only = 1");
+  impl->strings = detail::read_all_strings(*impl->db);
+  impl->string_ids.emplace(std::string(), kNoString);
+  for (size_t i = 1; i < impl->strings.size(); ++i)
+    impl->string_ids.emplace(impl->strings[i], static_cast<StringId>(i));
   return SessionStore(std::move(impl));
 }
 
@@ -287,44 +329,61 @@ int SessionStore::current_schema_version() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Damage
+
+std::vector<std::string> SessionStore::quick_check() const {
+  std::vector<std::string> out;
+  try {
+    Statement st(*impl_->db, "PRAGMA quick_check(20)");
+    while (st.step()) {
+      std::string line = st.text(0);
+      if (line != "ok") out.push_back(std::move(line));
+    }
+  } catch (const StoreError& e) {
+    out.push_back(e.what());
+  }
+  return out;
+}
+
+std::string SessionStore::session_damage() const {
+  try {
+    const std::string stored = detail::read_session_digest(*impl_->db);
+    if (stored.empty()) return {};  // written by another tool: nothing to check against
+    const std::string now =
+        detail::session_digest(detail::read_session_row(*impl_->db), properties());
+    if (now == stored) return {};
+    return "the session's description or properties differ from what was written";
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Session
 
 SessionInfo SessionStore::session() const {
-  SessionInfo s;
-  Statement& st = impl_->db->statement(
-      "SELECT name, created_utc, host, gpu_name, cc_major, cc_minor, sm_count, mem_bandwidth_gbs, "
-      "peak_fp32_tflops, peak_tensor_tflops, calibrated_bandwidth_gbs, calibrated_tensor_tflops, "
-      "driver_version, cuda_version, cupti_version, notes FROM session WHERE id = 1");
-  if (st.step()) {
-    s.name = st.text(0);
-    s.created_utc = st.text(1);
-    s.host = st.text(2);
-    s.gpu_name = st.text(3);
-    s.cc_major = static_cast<int>(st.int64(4));
-    s.cc_minor = static_cast<int>(st.int64(5));
-    s.sm_count = static_cast<int>(st.int64(6));
-    s.mem_bandwidth_gbs = st.real(7);
-    s.peak_fp32_tflops = st.real(8);
-    s.peak_tensor_tflops = st.real(9);
-    s.calibrated_bandwidth_gbs = st.real(10);
-    s.calibrated_tensor_tflops = st.real(11);
-    s.driver_version = st.text(12);
-    s.cuda_version = st.text(13);
-    s.cupti_version = st.text(14);
-    s.notes = st.text(15);
-  }
-  st.reset();
-  return s;
+  return detail::read_session_row(*impl_->db);
 }
 
 void SessionStore::update_session(const SessionInfo& s) {
   impl_->require_writable("update the session");
-  Statement& st = impl_->db->statement(
-      "INSERT OR REPLACE INTO session (id, name, created_utc, host, gpu_name, cc_major, cc_minor, "
+  Database& db = *impl_->db;
+  Transaction tx(db);
+  Statement& st = db.statement(
+      "INSERT INTO session (id, name, created_utc, host, gpu_name, cc_major, cc_minor, "
       "sm_count, mem_bandwidth_gbs, peak_fp32_tflops, peak_tensor_tflops, "
-      "calibrated_bandwidth_gbs, "
-      "calibrated_tensor_tflops, driver_version, cuda_version, cupti_version, notes) "
-      "VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "calibrated_bandwidth_gbs, calibrated_tensor_tflops, driver_version, cuda_version, "
+      "cupti_version, notes) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (id) DO UPDATE SET name = excluded.name, created_utc = excluded.created_utc, "
+      "host = excluded.host, gpu_name = excluded.gpu_name, cc_major = excluded.cc_major, "
+      "cc_minor = excluded.cc_minor, sm_count = excluded.sm_count, "
+      "mem_bandwidth_gbs = excluded.mem_bandwidth_gbs, "
+      "peak_fp32_tflops = excluded.peak_fp32_tflops, "
+      "peak_tensor_tflops = excluded.peak_tensor_tflops, "
+      "calibrated_bandwidth_gbs = excluded.calibrated_bandwidth_gbs, "
+      "calibrated_tensor_tflops = excluded.calibrated_tensor_tflops, "
+      "driver_version = excluded.driver_version, cuda_version = excluded.cuda_version, "
+      "cupti_version = excluded.cupti_version, notes = excluded.notes");
   st.bind(1, std::string_view(s.name));
   st.bind(2, std::string_view(s.created_utc));
   st.bind(3, std::string_view(s.host));
@@ -342,129 +401,8 @@ void SessionStore::update_session(const SessionInfo& s) {
   st.bind(15, std::string_view(s.cupti_version));
   st.bind(16, std::string_view(s.notes));
   st.run();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Runs
-
-namespace {
-
-constexpr const char* kRunColumns =
-    "id, name, config_json, kind, variant, dtype, warmup, iterations, cuda_graph, wall_ns, status, "
-    "error, trace_status, dropped_records, created_utc";
-
-RunInfo read_run(const Statement& st) {
-  RunInfo r;
-  r.id = st.int64(0);
-  r.name = st.text(1);
-  r.config_json = st.text(2);
-  r.kind = st.text(3);
-  r.variant = st.text(4);
-  r.dtype = st.text(5);
-  r.warmup = static_cast<int>(st.int64(6));
-  r.iterations = static_cast<int>(st.int64(7));
-  r.cuda_graph = st.int64(8) != 0;
-  r.wall_ns = st.int64(9);
-  r.status = static_cast<RunStatus>(st.int64(10));
-  r.error = st.text(11);
-  r.trace_status = st.text(12);
-  r.dropped_records = static_cast<uint64_t>(st.int64(13));
-  r.created_utc = st.text(14);
-  return r;
-}
-
-// Binds every column but id, starting at parameter 1.
-void bind_run(Statement& st, const RunInfo& r) {
-  st.bind(1, std::string_view(r.name));
-  st.bind(2, std::string_view(r.config_json));
-  st.bind(3, std::string_view(r.kind));
-  st.bind(4, std::string_view(r.variant));
-  st.bind(5, std::string_view(r.dtype));
-  st.bind(6, int64_t{r.warmup});
-  st.bind(7, int64_t{r.iterations});
-  st.bind(8, int64_t{r.cuda_graph ? 1 : 0});
-  st.bind(9, r.wall_ns);
-  st.bind(10, static_cast<int64_t>(r.status));
-  st.bind(11, std::string_view(r.error));
-  st.bind(12, std::string_view(r.trace_status));
-  st.bind(13, static_cast<int64_t>(r.dropped_records));
-  st.bind(14, std::string_view(r.created_utc));
-}
-
-}  // namespace
-
-int64_t SessionStore::add_run(const RunInfo& run) {
-  impl_->require_writable("add a run");
-  RunInfo r = run;
-  if (r.created_utc.empty()) r.created_utc = utc_now();
-  Statement& st = impl_->db->statement(
-      "INSERT INTO runs (name, config_json, kind, variant, dtype, warmup, iterations, cuda_graph, "
-      "wall_ns, status, error, trace_status, dropped_records, created_utc) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  bind_run(st, r);
-  st.run();
-  return sqlite3_last_insert_rowid(impl_->db->handle());
-}
-
-void SessionStore::update_run(const RunInfo& run) {
-  impl_->require_writable("update a run");
-  Statement& st = impl_->db->statement(
-      "UPDATE runs SET name = ?, config_json = ?, kind = ?, variant = ?, dtype = ?, warmup = ?, "
-      "iterations = ?, cuda_graph = ?, wall_ns = ?, status = ?, error = ?, trace_status = ?, "
-      "dropped_records = ?, created_utc = ? WHERE id = ?");
-  bind_run(st, run);
-  st.bind(15, run.id);
-  st.run();
-  if (sqlite3_changes(impl_->db->handle()) == 0) impl_->no_such_run(run.id);
-}
-
-void SessionStore::rename_run(int64_t run_id, std::string_view name) {
-  impl_->require_writable("rename a run");
-  Statement& st = impl_->db->statement("UPDATE runs SET name = ? WHERE id = ?");
-  st.bind(1, name);
-  st.bind(2, run_id);
-  st.run();
-  if (sqlite3_changes(impl_->db->handle()) == 0) impl_->no_such_run(run_id);
-}
-
-void SessionStore::delete_run(int64_t run_id) {
-  impl_->require_writable("delete a run");
-  Transaction tx(*impl_->db);
-  // Explicit deletes rather than relying only on ON DELETE CASCADE: a file written by a tool
-  // that left foreign keys off must not keep orphans either.
-  for (const char* table :
-       {"kernels", "api_calls", "ranges", "memops", "kernel_metrics", "samples"}) {
-    Statement& st = impl_->db->statement(std::string("DELETE FROM ") + table + " WHERE run_id = ?");
-    st.bind(1, run_id);
-    st.run();
-  }
-  Statement& st = impl_->db->statement("DELETE FROM runs WHERE id = ?");
-  st.bind(1, run_id);
-  st.run();
-  if (sqlite3_changes(impl_->db->handle()) == 0) impl_->no_such_run(run_id);
+  detail::write_session_digest(db);
   tx.commit();
-}
-
-std::vector<RunInfo> SessionStore::runs() const {
-  std::vector<RunInfo> out;
-  Statement& st =
-      impl_->db->statement(std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id");
-  while (st.step()) out.push_back(read_run(st));
-  return out;
-}
-
-std::optional<RunInfo> SessionStore::run(int64_t run_id) const {
-  Statement& st =
-      impl_->db->statement(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
-  st.bind(1, run_id);
-  std::optional<RunInfo> out;
-  if (st.step()) out = read_run(st);
-  st.reset();
-  return out;
-}
-
-void detail::StoreState::no_such_run(int64_t run_id) const {
-  throw StoreError("session '" + path.string() + "' has no run with id " + std::to_string(run_id));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,14 +410,49 @@ void detail::StoreState::no_such_run(int64_t run_id) const {
 
 StringId SessionStore::intern(std::string_view text) {
   if (auto it = impl_->string_ids.find(text); it != impl_->string_ids.end()) return it->second;
-  impl_->require_writable("add the string '" + std::string(text.substr(0, 60)) + "'");
-  if (impl_->strings.size() >= UINT32_MAX)
-    throw StoreError("session '" + impl_->path.string() + "': the string table is full");
-  const auto id = static_cast<StringId>(impl_->strings.size());
-  impl_->strings.emplace_back(text);
-  impl_->string_ids.emplace(impl_->strings.back(), id);
-  // Written with the next batch (or on close), so interning costs no transaction of its own.
-  return id;
+  const std::string copy(text);
+  return intern_all(std::span<const std::string>(&copy, 1)).front();
+}
+
+std::vector<StringId> SessionStore::intern_all(std::span<const std::string> texts) {
+  detail::StoreState& s = *impl_;
+  std::vector<StringId> ids(texts.size(), kNoString);
+  bool missing = false;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto it = s.string_ids.find(texts[i]);
+    if (it != s.string_ids.end())
+      ids[i] = it->second;
+    else
+      missing = true;
+  }
+  if (!missing) return ids;
+  for (const std::string& t : texts) {
+    if (!s.string_ids.count(t)) {
+      s.require_writable("add the string '" + t.substr(0, 60) + "'");
+      break;
+    }
+  }
+  // Inside the write transaction the table cannot change under us: strings another writer added
+  // are read first, so a new id is never one someone else took.
+  const size_t before = s.strings.size();
+  Transaction tx(*s.db);
+  try {
+    s.refresh_strings();
+    for (size_t i = 0; i < texts.size(); ++i) {
+      auto it = s.string_ids.find(texts[i]);
+      ids[i] = it != s.string_ids.end() ? it->second : s.add_string(texts[i]);
+    }
+    tx.commit();
+  } catch (...) {
+    // What this transaction added is not in the file: forget it.
+    for (size_t i = before; i < s.strings.size(); ++i) {
+      auto it = s.string_ids.find(s.strings[i]);
+      if (it != s.string_ids.end() && it->second == i) s.string_ids.erase(it);
+    }
+    s.strings.resize(before);
+    throw;
+  }
+  return ids;
 }
 
 std::optional<StringId> SessionStore::find_string(std::string_view text) const {
@@ -493,10 +466,7 @@ std::vector<std::string> SessionStore::strings() const {
 }
 
 std::vector<std::pair<std::string, std::string>> SessionStore::properties() const {
-  std::vector<std::pair<std::string, std::string>> out;
-  Statement& st = impl_->db->statement("SELECT key, value FROM properties ORDER BY key");
-  while (st.step()) out.emplace_back(st.text(0), st.text(1));
-  return out;
+  return detail::read_properties(*impl_->db);
 }
 
 std::optional<std::string> SessionStore::property(std::string_view key) const {
@@ -510,18 +480,24 @@ std::optional<std::string> SessionStore::property(std::string_view key) const {
 
 void SessionStore::set_property(std::string_view key, std::string_view value) {
   impl_->require_writable("set a property");
+  Transaction tx(*impl_->db);
   Statement& st =
       impl_->db->statement("INSERT OR REPLACE INTO properties (key, value) VALUES (?, ?)");
   st.bind(1, key);
   st.bind(2, value);
   st.run();
+  detail::write_session_digest(*impl_->db);
+  tx.commit();
 }
 
 void SessionStore::erase_property(std::string_view key) {
   impl_->require_writable("erase a property");
+  Transaction tx(*impl_->db);
   Statement& st = impl_->db->statement("DELETE FROM properties WHERE key = ?");
   st.bind(1, key);
   st.run();
+  detail::write_session_digest(*impl_->db);
+  tx.commit();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -537,7 +513,6 @@ void SessionStore::save_as(const fs::path& target) const {
   if (!fs::is_directory(abs.parent_path(), ec))
     fail("the folder '" + abs.parent_path().string() + "' does not exist");
   if (fs::is_directory(abs, ec)) fail("it is a folder");
-  if (!impl_->read_only) impl_->write_transaction([] {});
   // Written beside the target and renamed over it: a failure never leaves a half-written file.
   const fs::path partial = detail::sidecar(abs, (".partial-" + std::to_string(::getpid())).c_str());
   remove_with_sidecars(partial);

@@ -9,7 +9,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "digest.h"
 #include "fusionscope/storage/session_store.h"
+#include "record_io.h"
+#include "session_file.h"
 #include "sqlite_db.h"
 
 namespace fusionscope::storage {
@@ -26,37 +29,28 @@ struct StoreState {
   std::filesystem::path path;
   bool read_only = true;
   int file_version = 0;
+  std::shared_ptr<SessionFile> file;  // before db: closed after the connection
   std::unique_ptr<detail::Database> db;
 
-  // The string table, kept whole in memory: ids index `strings`. Strings at and after
-  // `persisted_strings` are not in the file yet (see flush_strings).
+  // The string table as far as this store has read it: ids index `strings`. Every string here
+  // is in the file (intern writes new ones at once).
   std::vector<std::string> strings;
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> string_ids;
-  size_t persisted_strings = 0;
+  StringHashes string_hashes{strings};
 
   void require_writable(std::string_view what) const;
   [[noreturn]] void no_such_run(int64_t run_id) const;
-  void load_strings();
-  // A reader picks up strings a live writer added since.
+  // Reads the strings other writers added since this store last looked.
   void refresh_strings();
   void migrate_in_memory();
   void require_run(int64_t run_id);
+  StringId add_string(std::string_view text);  // inside a write transaction
 
-  // Runs `body` in one write transaction that first writes the strings interned since the last
-  // one, so that no committed record refers to a string the file lacks.
-  template <typename Body>
-  void write_transaction(Body&& body) {
-    Transaction tx(*db);
-    const size_t upto = strings.size();
-    write_strings(persisted_strings, upto);
-    body();
-    tx.commit();
-    persisted_strings = upto;  // only now: a rolled-back transaction wrote nothing
-  }
-
- private:
-  void read_strings_from(size_t first);
-  void write_strings(size_t begin, size_t end);
+  // A stored row as readers see it: a kWriting run whose writer is gone reads kInterrupted, and
+  // a description that differs from its digest reads kDamaged.
+  RunInfo present(RunRow row) const;
+  // Marks, in the file, the runs whose writers are gone (a read-write open does it).
+  void record_interrupted_runs();
 };
 
 }  // namespace detail

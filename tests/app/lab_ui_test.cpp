@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "fusionscope/lab/sweep.h"
+#include "fusionscope/storage/run_writer.h"
 #include "lab_form_check.h"
 #include "lab_panel.h"
 #include "sample/sample_session.h"
@@ -117,7 +118,9 @@ TEST(SessionEdit, RunsStoredByTheLabArriveInTheOpenSessionInIdOrder) {
     storage::RunInfo info;
     info.name = "geglu-post / gated-gemm";
     info.status = storage::RunStatus::kRunning;
-    added = store.add_run(info);
+    storage::RunWriter run(store, info);
+    run.commit();
+    added = run.id();
     store.set_property("lab.sweep.1", "{}");
   }
   EXPECT_EQ(load_runs_into(*session, {added}), 1u);
@@ -240,8 +243,16 @@ TEST(LabPanel, TheFormIsCheckedOncePerEditAndTheProbeSaysTheCodes) {
 TEST(LabPanel, TheGuessSitsNextToTheSamplesMeasuredRuns) {
   AppState app;
   ASSERT_TRUE(open_session_file(app, synthetic_session(fusionscope::testing::scratch_dir())));
-  update_lab_rows(app);  // geglu-post, every variant
-  ASSERT_EQ(app.lab.rows.size(), 5u);
+  update_lab_rows(app);  // geglu-post, every variant: fusionscope's five, then PyTorch's two
+  ASSERT_EQ(app.lab.rows.size(), 7u);
+  EXPECT_EQ(app.lab.rows[5].variant, kernels::Variant::kTorchEager);
+  EXPECT_EQ(app.lab.rows[6].variant, kernels::Variant::kTorchCompile);
+  // Until python3 has answered (and wherever it has no PyTorch) they say why they cannot run.
+  for (size_t i = 5; i < 7; ++i) {
+    if (!app.lab.rows[i].supported) {
+      EXPECT_FALSE(app.lab.rows[i].why_not.empty());
+    }
+  }
   EXPECT_EQ(app.lab.peaks.source.rfind("NVIDIA H100 80GB HBM3: ", 0), 0u) << app.lab.peaks.source;
   const LabVariantRow& eager = app.lab.rows[0];
   ASSERT_TRUE(eager.prediction.has_value());

@@ -5,6 +5,7 @@
 
 #include "fusionscope/analysis/metrics_status.h"
 #include "fusionscope/kernels/config.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 #include "sample/run_builder.h"
 
@@ -70,7 +71,8 @@ storage::RunData geglu(const std::string& variant, const std::vector<Kernel>& ke
 
 void store_run(storage::SessionStore& store, const storage::RunData& run) {
   storage::RunInfo info = run.info;
-  const int64_t id = store.add_run(info);
+  storage::RunWriter writer(store, info);
+  const int64_t id = writer.id();
   auto sid = [&](storage::StringId s) { return store.intern(run.str(s)); };
   std::vector<storage::KernelRecord> kernels = run.kernels;
   for (auto& k : kernels) k.name = sid(k.name), k.op = sid(k.op);
@@ -82,11 +84,12 @@ void store_run(storage::SessionStore& store, const storage::RunData& run) {
   for (auto& m : metrics) m.name = sid(m.name), m.unit = sid(m.unit);
   std::vector<storage::SampleRecord> samples = run.samples;
   for (auto& s : samples) s.metric = sid(s.metric);
-  store.insert_kernels(id, kernels);
-  store.insert_api_calls(id, calls);
-  store.insert_ranges(id, ranges);
-  store.insert_kernel_metrics(id, metrics);
-  store.insert_samples(id, samples);
+  writer.add_kernels(kernels);
+  writer.add_api_calls(calls);
+  writer.add_ranges(ranges);
+  writer.add_kernel_metrics(metrics);
+  writer.add_samples(samples);
+  writer.commit();
   if (!metrics.empty())
     store.set_property(analysis::kernel_counters_property(id), "ok: counters of iteration 1");
   else

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "fusionscope/lab/lab_controller.h"
+#include "fusionscope/storage/run_writer.h"
 #include "test_paths.h"
 
 namespace fusionscope::lab {
@@ -310,10 +311,11 @@ TEST(LabController, RunsLeftRunningByACrashAreMarkedInterrupted) {
     storage::RunInfo crashed;
     crashed.name = "geglu-post / eager";
     crashed.status = RunStatus::kRunning;
-    store.add_run(crashed);
+    storage::RunWriter(store, crashed).commit();  // a run of an older file: complete, "running"
     storage::RunInfo ok;
     ok.status = RunStatus::kOk;
-    store.add_run(ok);
+    storage::RunWriter(store, ok).commit();
+    storage::RunWriter live(store, crashed);  // a live writer's run is left alone
     EXPECT_EQ(mark_interrupted_runs(store), 1u);
     EXPECT_EQ(mark_interrupted_runs(store), 0u);
   }
@@ -321,6 +323,7 @@ TEST(LabController, RunsLeftRunningByACrashAreMarkedInterrupted) {
   EXPECT_EQ(runs[0].status, RunStatus::kFailed);
   EXPECT_EQ(runs[0].error.rfind("interrupted: ", 0), 0u);
   EXPECT_EQ(runs[1].status, RunStatus::kOk);
+  EXPECT_EQ(runs.size(), 2u);  // the live writer's run was removed when it was not committed
 }
 
 TEST(LabController, DestroyingItWhileAJobRunsCancelsAndStoresTheRun) {

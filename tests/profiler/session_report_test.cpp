@@ -7,6 +7,7 @@
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/interchange/torch_trace_import.h"
 #include "fusionscope/lab/session_report.h"
+#include "fusionscope/storage/run_writer.h"
 #include "test_paths.h"
 
 namespace fusionscope::lab {
@@ -29,7 +30,8 @@ int64_t add_geglu_like_run(storage::SessionStore& store) {
   info.iterations = 2;
   info.wall_ns = 60000;
   info.status = storage::RunStatus::kOk;
-  const int64_t id = store.add_run(info);
+  storage::RunWriter run(store, info);
+  const int64_t id = run.id();
   const auto gemm = store.intern("_Z11gemm_kernelIfLi128EEvPKfPfi");
   const auto gelu = store.intern("gelu_tanh_kernel");
   const auto setup = store.intern("_Z11init_randomPfm");
@@ -55,9 +57,10 @@ int64_t add_geglu_like_run(storage::SessionStore& store) {
     add(t + 1000, t + 10000, 10000, gemm);
     add(t + 4000, t + 21000, 4000, gelu);
   }
-  store.insert_kernels(id, kernels);
-  store.insert_api_calls(id, api);
-  store.insert_ranges(id, ranges);
+  run.add_kernels(kernels);
+  run.add_api_calls(api);
+  run.add_ranges(ranges);
+  run.commit();
   return id;
 }
 
@@ -94,7 +97,7 @@ TEST(SessionReport, PrintsATablePerSession) {
   failed.trace_status =
       "CUPTI dropped 12 records (no activity buffer was free); the trace is incomplete";
   failed.dropped_records = 12;
-  store.add_run(failed);
+  storage::RunWriter(store, failed).commit();
 
   std::ostringstream out;
   write_report(store, out);

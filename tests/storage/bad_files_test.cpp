@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "file_guards.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 #include "store_fixtures.h"
 #include "test_paths.h"
@@ -37,14 +38,15 @@ void expect_open_error_both_modes(const fs::path& path, const std::string& why) 
 fs::path write_session(const fs::path& dir) {
   const fs::path path = dir / "s.fsdb";
   SessionStore store = SessionStore::create(path, testing::sample_session());
-  const int64_t run = store.add_run(testing::sample_run());
+  RunWriter run(store, testing::sample_run());
   std::vector<KernelRecord> kernels(20000);
   for (size_t i = 0; i < kernels.size(); ++i) {
     kernels[i].start_ns = static_cast<int64_t>(i) * 100;
     kernels[i].end_ns = kernels[i].start_ns + 50;
     kernels[i].correlation_id = static_cast<uint32_t>(i);
   }
-  store.insert_kernels(run, kernels);
+  run.add_kernels(kernels);
+  run.commit();
   return path;
 }
 

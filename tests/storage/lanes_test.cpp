@@ -1,6 +1,7 @@
 // Lanes, range depth and extent, from arrange_run() directly and through load_run().
 #include <gtest/gtest.h>
 
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 #include "test_paths.h"
 
@@ -136,14 +137,15 @@ TEST(StoreLanes, ArrangeRunBuildsLanesDepthsAndExtent) {
 TEST(StoreLanes, LoadRunArrangesWhatWasStored) {
   const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
   SessionStore store = SessionStore::create(path, SessionInfo{});
-  const int64_t run = store.add_run(RunInfo{});
+  RunWriter writer(store, RunInfo{});
   const RunData d = sample_run_data();
-  store.insert_kernels(run, d.kernels);
-  store.insert_memops(run, d.memops);
-  store.insert_api_calls(run, d.api_calls);
-  store.insert_ranges(run, d.ranges);
-  store.insert_samples(run, d.samples);
-  expect_arranged(store.load_run(run));
+  writer.add_kernels(d.kernels);
+  writer.add_memops(d.memops);
+  writer.add_api_calls(d.api_calls);
+  writer.add_ranges(d.ranges);
+  writer.add_samples(d.samples);
+  writer.commit();
+  expect_arranged(store.load_run(writer.id()));
 }
 
 TEST(StoreLanes, EmptyRunHasNoLanesAndZeroExtent) {

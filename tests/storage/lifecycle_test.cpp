@@ -13,8 +13,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kTables[] = {"kernels", "api_calls",      "ranges",
-                                   "memops",  "kernel_metrics", "samples"};
+constexpr const char* kTables[] = {"kernels",        "api_calls", "ranges",   "memops",
+                                   "kernel_metrics", "samples",   "processes"};
 
 int64_t rows_of_run(const fs::path& path, const char* table, int64_t run) {
   return testing::raw_int(path, std::string("SELECT count(*) FROM ") + table +
@@ -27,11 +27,9 @@ TEST(StoreLifecycle, DeleteRunRemovesEveryRecordOfItOnly) {
   testing::SampleRecords records;
   {
     SessionStore store = SessionStore::create(path, SessionInfo{});
-    a = store.add_run(testing::sample_run("a"));
-    b = store.add_run(testing::sample_run("b"));
     records = testing::sample_records(store);
-    testing::insert_all(store, a, records);
-    testing::insert_all(store, b, records);
+    a = testing::add_run(store, testing::sample_run("a"), records);
+    b = testing::add_run(store, testing::sample_run("b"), records);
     store.delete_run(a);
     EXPECT_FALSE(store.run(a).has_value());
     EXPECT_THROW(store.load_run(a), StoreError);
@@ -54,8 +52,7 @@ TEST(StoreLifecycle, SchemaCascadesDeletesForOtherTools) {
   int64_t a = 0;
   {
     SessionStore store = SessionStore::create(path, SessionInfo{});
-    a = store.add_run(RunInfo{});
-    testing::insert_all(store, a, testing::sample_records(store));
+    a = testing::add_run(store, RunInfo{}, testing::sample_records(store));
   }
   ASSERT_EQ(rows_of_run(path, "kernels", a), 2);
   testing::raw_exec(path,
@@ -83,14 +80,13 @@ TEST(StoreLifecycle, PropertiesRoundTrip) {
   EXPECT_THROW(store.set_property("k", "v"), StoreError);
 }
 
-TEST(StoreLifecycle, SaveAsMakesAConsistentCopyIncludingPendingStrings) {
+TEST(StoreLifecycle, SaveAsMakesAConsistentCopyIncludingEveryString) {
   const auto dir = fusionscope::testing::scratch_dir();
   const auto path = dir / "s.fsdb";
   const auto copy = dir / "copy.fsdb";
   SessionStore store = SessionStore::create(path, testing::sample_session());
-  const int64_t run = store.add_run(testing::sample_run());
   const testing::SampleRecords records = testing::sample_records(store);
-  testing::insert_all(store, run, records);
+  const int64_t run = testing::add_run(store, testing::sample_run(), records);
   store.set_property("k", "v");
   const StringId late = store.intern("interned after the last batch");
   store.save_as(copy);
@@ -122,8 +118,7 @@ TEST(StoreLifecycle, SaveAsFromAReadOnlyStore) {
   int64_t run = 0;
   {
     SessionStore store = SessionStore::create(path, SessionInfo{});
-    run = store.add_run(RunInfo{});
-    testing::insert_all(store, run, testing::sample_records(store));
+    run = testing::add_run(store, RunInfo{}, testing::sample_records(store));
   }
   SessionStore::open(path).save_as(dir / "copy.fsdb");
   EXPECT_EQ(SessionStore::open(dir / "copy.fsdb").load_run(run).kernels.size(), 2u);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "file_guards.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 #include "test_paths.h"
 #include "v1_fixture.h"
@@ -66,29 +67,55 @@ TEST(StoreMigration, V1FileOpensReadOnlyUnchanged) {
 TEST(StoreMigration, V1FileIsMigratedWhenOpenedReadWrite) {
   const auto path = fusionscope::testing::scratch_dir() / "v1.fsdb";
   testing::write_v1_session(path);
+  int64_t added = 0;
   {
     SessionStore store = SessionStore::open(path, OpenMode::kReadWrite);
-    EXPECT_EQ(store.schema_version(), 2);
+    EXPECT_EQ(store.schema_version(), SessionStore::current_schema_version());
     expect_v1_contents(store);
     store.set_property("migrated", "yes");
-    // New records and strings continue the v1 tables.
+    // New runs and strings continue the v1 tables.
     const StringId name = store.intern("new kernel");
     EXPECT_EQ(name, 6u);
     KernelRecord k;
     k.start_ns = 5000;
     k.end_ns = 5100;
-    k.stream = 7;  // the fixture's lane
+    k.stream = 7;
     k.name = name;
-    store.insert_kernels(V1Fixture::kRunId, std::span(&k, 1));
+    RunWriter run(store, RunInfo{});
+    EXPECT_GT(run.id(), V1Fixture::kRunId);
+    run.add_kernels(std::span(&k, 1));
+    run.commit();
+    added = run.id();
   }
-  EXPECT_EQ(testing::raw_int(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(testing::raw_int(path, "PRAGMA user_version"), SessionStore::current_schema_version());
   EXPECT_EQ(testing::raw_int(path, "SELECT count(*) FROM properties"), 1);
   SessionStore store = SessionStore::open(path);
-  EXPECT_EQ(store.schema_version(), 2);
+  EXPECT_EQ(store.schema_version(), SessionStore::current_schema_version());
   EXPECT_EQ(store.property("migrated"), "yes");
-  const RunData d = store.load_run(V1Fixture::kRunId);
-  ASSERT_EQ(d.kernels.size(), 3u);
-  EXPECT_EQ(d.str(d.kernels[2].name), "new kernel");
+  EXPECT_EQ(store.runs().size(), 2u);
+  // The migration gave the old run its digests: it is checked like a new one.
+  const RunData old_run = store.load_run(V1Fixture::kRunId);
+  EXPECT_EQ(old_run.info.state, RunState::kComplete);
+  EXPECT_EQ(old_run.info.integrity, Integrity::kVerified);
+  EXPECT_TRUE(old_run.processes.empty());
+  for (const KernelRecord& k : old_run.kernels) EXPECT_EQ(k.pid, 0u);  // unknown
+  const RunData d = store.load_run(added);
+  ASSERT_EQ(d.kernels.size(), 1u);
+  EXPECT_EQ(d.str(d.kernels[0].name), "new kernel");
+  EXPECT_EQ(d.info.integrity, Integrity::kVerified);
+}
+
+TEST(StoreMigration, ALabRunLeftRunningInAnOlderFileIsInterrupted) {
+  const auto path = fusionscope::testing::scratch_dir() / "v1.fsdb";
+  testing::write_v1_session(path);
+  testing::raw_exec(path, "UPDATE runs SET status = 1");  // the lab died during the run
+  {
+    SessionStore store = SessionStore::open(path);  // read-only: migrated in memory
+    EXPECT_EQ(store.runs().at(0).state, RunState::kInterrupted);
+  }
+  SessionStore store = SessionStore::open(path, OpenMode::kReadWrite);
+  EXPECT_EQ(store.runs().at(0).state, RunState::kInterrupted);
+  EXPECT_EQ(store.load_run(V1Fixture::kRunId).kernels.size(), size_t{V1Fixture::kKernels});
 }
 
 TEST(StoreMigration, FailedMigrationLeavesTheFileAtItsVersion) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "file_guards.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 #include "store_fixtures.h"
 #include "test_paths.h"
@@ -26,8 +27,7 @@ TEST(StoreReadOnly, ReadingNeverModifiesTheFile) {
   int64_t run = 0;
   {
     SessionStore store = SessionStore::create(path, testing::sample_session());
-    run = store.add_run(testing::sample_run());
-    testing::insert_all(store, run, testing::sample_records(store));
+    run = testing::add_run(store, testing::sample_run(), testing::sample_records(store));
     store.set_property("k", "v");
   }
   ASSERT_EQ(files_in(dir), std::vector<std::string>{"s.fsdb"});  // a clean close leaves one file
@@ -41,14 +41,12 @@ TEST(StoreReadOnly, ReadingNeverModifiesTheFile) {
     EXPECT_FALSE(store.strings().empty());
     EXPECT_EQ(files_in(dir), std::vector<std::string>{"s.fsdb"});  // nothing beside it while open
     // Every write is refused.
-    EXPECT_THROW(store.add_run(RunInfo{}), StoreError);
+    EXPECT_THROW(RunWriter(store, RunInfo{}), StoreError);
     EXPECT_THROW(store.update_session(SessionInfo{}), StoreError);
     EXPECT_THROW(store.rename_run(run, "x"), StoreError);
     EXPECT_THROW(store.delete_run(run), StoreError);
     EXPECT_THROW(store.set_property("a", "b"), StoreError);
     EXPECT_THROW(store.intern("brand new"), StoreError);
-    KernelRecord k;
-    EXPECT_THROW(store.insert_kernels(run, std::span(&k, 1)), StoreError);
     RunInfo r = *store.run(run);
     EXPECT_THROW(store.update_run(r), StoreError);
   }
@@ -60,18 +58,25 @@ TEST(StoreReadOnly, AReaderSeesWhatAnOpenWriterCommitted) {
   const auto dir = fusionscope::testing::scratch_dir();
   const auto path = dir / "live.fsdb";
   SessionStore writer = SessionStore::create(path, SessionInfo{});
-  const int64_t run = writer.add_run(RunInfo{});
   const testing::SampleRecords records = testing::sample_records(writer);
-  writer.insert_kernels(run, records.kernels);
+  RunWriter run(writer, RunInfo{});
+  run.add_kernels(records.kernels);
   ASSERT_TRUE(fs::exists(dir / "live.fsdb-wal"));
   const auto main_before = testing::snapshot(path);
   {
     SessionStore reader = SessionStore::open(path);
-    EXPECT_EQ(reader.load_run(run).kernels, records.kernels);
+    const RunData partial = reader.load_run(run.id());
+    EXPECT_EQ(partial.kernels, records.kernels);
+    EXPECT_EQ(partial.info.state, RunState::kWriting);  // never taken for complete
+    EXPECT_EQ(partial.info.integrity, Integrity::kUnprotected);
     EXPECT_EQ(reader.strings(), writer.strings());
-    // Later batches are seen by a later load.
-    writer.insert_api_calls(run, records.api_calls);
-    EXPECT_EQ(reader.load_run(run).api_calls.size(), 1u);
+    // Later batches are seen by a later load, and the commit too.
+    run.add_api_calls(records.api_calls);
+    EXPECT_EQ(reader.load_run(run.id()).api_calls.size(), 1u);
+    run.commit();
+    const RunData whole = reader.load_run(run.id());
+    EXPECT_EQ(whole.info.state, RunState::kComplete);
+    EXPECT_EQ(whole.info.integrity, Integrity::kVerified);
   }
   EXPECT_TRUE(testing::snapshot(path).bytes == main_before.bytes);
 }
@@ -79,18 +84,16 @@ TEST(StoreReadOnly, AReaderSeesWhatAnOpenWriterCommitted) {
 TEST(StoreReadOnly, AReaderOpenedBeforeTheWriterWritesSeesLaterBatches) {
   const auto dir = fusionscope::testing::scratch_dir();
   const auto path = dir / "live.fsdb";
-  int64_t run = 0;
-  {
-    SessionStore store = SessionStore::create(path, SessionInfo{});
-    run = store.add_run(RunInfo{});
-  }
+  { SessionStore::create(path, SessionInfo{}); }
   SessionStore writer = SessionStore::open(path, OpenMode::kReadWrite);  // nothing written yet
   SessionStore reader = SessionStore::open(path);
-  EXPECT_TRUE(reader.load_run(run).kernels.empty());
+  EXPECT_TRUE(reader.runs().empty());
+  RunWriter run(writer, RunInfo{});
+  EXPECT_TRUE(reader.load_run(run.id()).kernels.empty());
   KernelRecord k;
   k.name = writer.intern("late kernel");
-  writer.insert_kernels(run, std::span(&k, 1));
-  const RunData d = reader.load_run(run);
+  run.add_kernels(std::span(&k, 1));
+  const RunData d = reader.load_run(run.id());
   ASSERT_EQ(d.kernels.size(), 1u);
   EXPECT_EQ(d.str(d.kernels[0].name), "late kernel");
   EXPECT_EQ(reader.strings(), writer.strings());

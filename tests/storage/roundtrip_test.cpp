@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 #include "store_fixtures.h"
 #include "test_paths.h"
@@ -76,12 +77,18 @@ TEST(StoreRoundTrip, EveryTableSurvivesReopen) {
     SessionStore store = SessionStore::create(path, sample_session());
     EXPECT_FALSE(store.read_only());
     EXPECT_EQ(store.schema_version(), SessionStore::current_schema_version());
-    run_id = store.add_run(run);
-    run.id = run_id;
     records = sample_records(store);
-    testing::insert_all(store, run_id, records);
-    // Visible from the writing store at once.
-    expect_records_eq(store.load_run(run_id), records);
+    RunWriter writer(store, run);
+    run_id = writer.id();
+    run.id = run_id;
+    testing::insert_all(writer, records);
+    // Visible from the writing store at once, as being written.
+    EXPECT_EQ(store.load_run(run_id).info.state, RunState::kWriting);
+    writer.commit();
+    const RunData d = store.load_run(run_id);
+    expect_records_eq(d, records);
+    EXPECT_EQ(d.info.state, RunState::kComplete);
+    EXPECT_EQ(d.info.integrity, Integrity::kVerified);
   }
   SessionStore store = SessionStore::open(path);
   EXPECT_TRUE(store.read_only());
@@ -98,6 +105,11 @@ TEST(StoreRoundTrip, EveryTableSurvivesReopen) {
   EXPECT_EQ(d.str(d.kernels[0].name), "sm90_xmma_gemm_bf16bf16_bf16f32");
   EXPECT_EQ(d.str(d.kernels[0].op), "down(gelu(gate(x)) * up(x))");
   EXPECT_EQ(d.str(d.api_calls[0].name), "cuLaunchKernelEx");
+  ASSERT_EQ(d.processes.size(), 1u);
+  EXPECT_EQ(d.process_name(4242), "python3 train.py");
+  EXPECT_EQ(d.process_name(1), "");
+  EXPECT_EQ(d.gpu_lanes.at(0).pid, 4242u);
+  EXPECT_EQ(d.cpu_lanes.at(0).pid, 4242u);
   EXPECT_EQ(d.begin_ns, 1'000'000);
   EXPECT_EQ(d.end_ns, 1'002'000);
   EXPECT_EQ(d.strings, store.strings());
@@ -113,7 +125,7 @@ TEST(StoreRoundTrip, CreateFillsCreatedTimeAndRefusesExistingFile) {
     ASSERT_EQ(created.size(), 20u) << created;  // 2026-01-02T03:04:05Z
     EXPECT_EQ(created[10], 'T');
     EXPECT_EQ(created.back(), 'Z');
-    const int64_t id = store.add_run(RunInfo{});
+    const int64_t id = testing::add_run(store, RunInfo{});
     EXPECT_FALSE(store.run(id)->created_utc.empty());
   }
   EXPECT_THROW(SessionStore::create(path, info), StoreError);
@@ -122,8 +134,8 @@ TEST(StoreRoundTrip, CreateFillsCreatedTimeAndRefusesExistingFile) {
 TEST(StoreRoundTrip, UpdateRenameAndSessionEdits) {
   const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
   SessionStore store = SessionStore::create(path, SessionInfo{});
-  const int64_t a = store.add_run(sample_run("a"));
-  const int64_t b = store.add_run(sample_run("b"));
+  const int64_t a = testing::add_run(store, sample_run("a"));
+  const int64_t b = testing::add_run(store, sample_run("b"));
   EXPECT_LT(a, b);
   RunInfo r = *store.run(a);
   r.status = RunStatus::kFailed;
@@ -187,15 +199,17 @@ TEST(StoreRoundTrip, InternIsStableWithinAndAcrossOpens) {
 TEST(StoreRoundTrip, RecordsReferringToUnknownStringsOrRunsAreRefused) {
   const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
   SessionStore store = SessionStore::create(path, SessionInfo{});
-  const int64_t run = store.add_run(RunInfo{});
+  RunWriter writer(store, RunInfo{});
+  const int64_t run = writer.id();
   KernelRecord k;
   k.name = 999;
-  EXPECT_THROW(store.insert_kernels(run, std::span(&k, 1)), StoreError);
+  EXPECT_THROW(writer.add_kernels(std::span(&k, 1)), StoreError);
   k.name = store.intern("k");
-  EXPECT_THROW(store.insert_kernels(run + 1, std::span(&k, 1)), StoreError);
   EXPECT_THROW(store.load_run(run + 1), StoreError);
-  store.insert_kernels(run, std::span(&k, 1));
+  writer.add_kernels(std::span(&k, 1));
+  writer.commit();
   EXPECT_EQ(store.load_run(run).kernels.size(), 1u);
+  EXPECT_EQ(store.load_run(run).info.integrity, Integrity::kVerified);
 }
 
 TEST(StoreRoundTrip, PathsWithUriSyntaxAndSpaces) {
@@ -205,26 +219,31 @@ TEST(StoreRoundTrip, PathsWithUriSyntaxAndSpaces) {
   const auto path = dir / "a b?c#d%25.fsdb";
   {
     SessionStore store = SessionStore::create(path, sample_session());
-    store.add_run(sample_run());
+    testing::add_run(store, sample_run());
   }
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(SessionStore::open(path).runs().size(), 1u);
   SessionStore store = SessionStore::open(path, OpenMode::kReadWrite);
-  store.add_run(sample_run());
+  testing::add_run(store, sample_run());
   EXPECT_EQ(store.runs().size(), 2u);
   EXPECT_EQ(store.path(), path);
 }
 
-TEST(StoreRoundTrip, StringsOfAFailedBatchAreWrittenWithTheNextOne) {
+TEST(StoreRoundTrip, StringsOfAFailedBatchStayInterned) {
   const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
   int64_t run = 0;
   {
     SessionStore store = SessionStore::create(path, SessionInfo{});
-    run = store.add_run(RunInfo{});
+    RunWriter writer(store, RunInfo{});
+    run = writer.id();
     KernelRecord k;
     k.name = store.intern("interned before a failed batch");
-    EXPECT_THROW(store.insert_kernels(run + 1, std::span(&k, 1)), StoreError);  // rolled back
-    store.insert_kernels(run, std::span(&k, 1));
+    KernelRecord bad = k;
+    bad.op = 12345;  // not a string of this session: the batch is refused
+    const KernelRecord both[] = {k, bad};
+    EXPECT_THROW(writer.add_kernels(both), StoreError);
+    writer.add_kernels(std::span(&k, 1));
+    writer.commit();
   }
   const RunData d = SessionStore::open(path).load_run(run);
   ASSERT_EQ(d.kernels.size(), 1u);
@@ -234,7 +253,8 @@ TEST(StoreRoundTrip, StringsOfAFailedBatchAreWrittenWithTheNextOne) {
 TEST(StoreRoundTrip, ManyBatchesComeBackSortedPerLane) {
   const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
   SessionStore store = SessionStore::create(path, SessionInfo{});
-  const int64_t run = store.add_run(RunInfo{});
+  RunWriter writer(store, RunInfo{});
+  const int64_t run = writer.id();
   std::vector<StringId> names;
   for (int i = 0; i < 10; ++i) names.push_back(store.intern("kernel_" + std::to_string(i)));
   std::mt19937 rng(7);
@@ -252,7 +272,8 @@ TEST(StoreRoundTrip, ManyBatchesComeBackSortedPerLane) {
   }
   // Odd batch sizes exercise both the multi-row and the single-row statements.
   for (size_t i = 0; i < all.size(); i += 137)
-    store.insert_kernels(run, std::span(all).subspan(i, std::min<size_t>(137, all.size() - i)));
+    writer.add_kernels(std::span(all).subspan(i, std::min<size_t>(137, all.size() - i)));
+  writer.commit();
   const RunData d = store.load_run(run);
   ASSERT_EQ(d.kernels.size(), all.size());
   auto key = [](const KernelRecord& k) {

@@ -60,6 +60,7 @@ SampleRecords sample_records(SessionStore& store, int64_t base_ns) {
   k.registers = 168;
   k.static_smem = 1024;
   k.dynamic_smem = 232448;
+  k.pid = 4242;
   r.kernels.push_back(k);
   k.start_ns = base_ns + 1000;
   k.end_ns = base_ns + 1200;
@@ -79,6 +80,7 @@ SampleRecords sample_records(SessionStore& store, int64_t base_ns) {
   a.correlation_id = 42;
   a.name = store.intern("cuLaunchKernelEx");
   a.domain = ApiDomain::kDriver;
+  a.pid = 4242;
   r.api_calls.push_back(a);
 
   RangeRecord g;
@@ -87,6 +89,7 @@ SampleRecords sample_records(SessionStore& store, int64_t base_ns) {
   g.thread_id = 4242;
   g.name = store.intern("iteration 0");
   g.kind = RangeKind::kNvtx;
+  g.pid = 4242;
   r.ranges.push_back(g);
   g.start_ns = base_ns + 5;
   g.end_ns = base_ns + 40;
@@ -103,6 +106,7 @@ SampleRecords sample_records(SessionStore& store, int64_t base_ns) {
   m.bytes = (uint64_t{1} << 33) + 5;  // above 4 GiB: must survive as 64 bits
   m.kind = MemopKind::kMemcpy;
   m.copy_kind = CopyKind::kDtoH;
+  m.pid = 4242;
   r.memops.push_back(m);
 
   KernelMetricRecord km;
@@ -120,13 +124,21 @@ SampleRecords sample_records(SessionStore& store, int64_t base_ns) {
   return r;
 }
 
-void insert_all(SessionStore& store, int64_t run_id, const SampleRecords& r) {
-  store.insert_kernels(run_id, r.kernels);
-  store.insert_api_calls(run_id, r.api_calls);
-  store.insert_ranges(run_id, r.ranges);
-  store.insert_memops(run_id, r.memops);
-  store.insert_kernel_metrics(run_id, r.kernel_metrics);
-  store.insert_samples(run_id, r.samples);
+void insert_all(RunWriter& run, const SampleRecords& r) {
+  run.add_kernels(r.kernels);
+  run.add_api_calls(r.api_calls);
+  run.add_ranges(r.ranges);
+  run.add_memops(r.memops);
+  run.add_kernel_metrics(r.kernel_metrics);
+  run.add_samples(r.samples);
+  if (!r.kernels.empty()) run.add_process(4242, "python3 train.py");
+}
+
+int64_t add_run(SessionStore& store, const RunInfo& info, const SampleRecords& r) {
+  RunWriter run(store, info);
+  insert_all(run, r);
+  run.commit();
+  return run.id();
 }
 
 }  // namespace fusionscope::storage::testing

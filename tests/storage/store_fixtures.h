@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 
 namespace fusionscope::storage::testing {
@@ -21,6 +22,9 @@ struct SampleRecords {
   std::vector<SampleRecord> samples;
 };
 SampleRecords sample_records(SessionStore& store, int64_t base_ns = 1'000'000);
-void insert_all(SessionStore& store, int64_t run_id, const SampleRecords& r);
+// Adds every record through `run` (and names process 4242 "python3 train.py").
+void insert_all(RunWriter& run, const SampleRecords& r);
+// A complete run: begun, filled with `r`, committed. Returns its id.
+int64_t add_run(SessionStore& store, const RunInfo& info, const SampleRecords& r = {});
 
 }  // namespace fusionscope::storage::testing

@@ -4,7 +4,9 @@
 #include <utility>
 
 #include "fusionscope/lab/hardware_counters.h"
+#include "fusionscope/lab/torch_variants.h"
 #include "fusionscope/profiler/device_info.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/utc_time.h"
 #include "run_counters.h"
 
@@ -67,6 +69,40 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
       break;
     }
     const RunSpec& spec = job.runs[i];
+    if (kernels::is_torch_variant(spec.variant)) {
+      // PyTorch in a Python subprocess under injection capture (torch_variants.h).
+      Progress p;
+      p.run_index = i;
+      p.run_count = job.runs.size();
+      p.run_name = run_name(spec);
+      report(p);
+      RunOutcome outcome = run_torch_variant(store, spec, job, p, report, cancel);
+      if (outcome.run_id != 0) result.run_ids.push_back(outcome.run_id);
+      if (outcome.status == RunStatus::kOk) ++result.ok;
+      if (outcome.status == RunStatus::kFailed) ++result.failed;
+      if (outcome.status == RunStatus::kCancelled) result.cancelled = true;
+      Progress done = p;
+      done.run_id = outcome.run_id;
+      done.stage = Progress::Stage::kFinished;
+      done.status = outcome.status;
+      done.message = !outcome.result.error.empty() ? outcome.result.error : outcome.trace.status;
+      done.median_ms = outcome.result.median_ms;
+      done.kernels_traced = outcome.trace.kernels;
+      std::string words;
+      if (!outcome.kernel_counters.empty())
+        words = outcome.kernel_counters.starts_with("ok")
+                    ? "counters stored"
+                    : "no counters (" + outcome.kernel_counters + ")";
+      if (!outcome.pm_sampling.empty())
+        words +=
+            (words.empty() ? "" : ", ") +
+            std::string(outcome.pm_sampling.starts_with("ok") ? "samples stored" : "no samples");
+      done.counters = words;
+      result.runs.push_back(std::move(outcome));
+      report(done);
+      if (result.cancelled) break;
+      continue;
+    }
     storage::RunInfo info;
     info.name = run_name(spec) + (job.cuda_graph ? " (graph)" : "");
     info.config_json = kernels::to_json(spec.config);
@@ -78,7 +114,11 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
     info.cuda_graph = job.cuda_graph;
     info.status = RunStatus::kRunning;
     info.created_utc = storage::utc_now();
-    info.id = store.add_run(info);
+    // The run is in the session from now on, shown as being written until commit(); if this
+    // loop leaves early (a store error) the writer removes it, and if the process dies readers
+    // see it interrupted.
+    storage::RunWriter writer(store, info);
+    info.id = writer.id();
     result.run_ids.push_back(info.id);
 
     Progress p;
@@ -109,7 +149,7 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
 
     RunOutcome outcome;
     outcome.run_id = info.id;
-    profiler::StoreTraceSink sink(store, info.id);
+    profiler::StoreTraceSink sink(writer);
     capture_->begin_run(sink);
     try {
       outcome.result = executor_->execute(spec.config, spec.variant, options);
@@ -137,15 +177,16 @@ JobResult Lab::run(storage::SessionStore& store, const CaptureJob& job,
     info.wall_ns = static_cast<int64_t>(r.wall_ms * 1e6);
     info.trace_status = outcome.trace.status;
     info.dropped_records = outcome.trace.dropped_records;
-    store.update_run(info);
+    writer.set_info(info);
     std::string counters_words;
     if (hardware.wanted()) {
       Progress c = p;
       c.stage = Progress::Stage::kCounters;
       report(c);
-      counters_words = hardware.finish(store, info, spec, *executor_, options,
+      counters_words = hardware.finish(writer, info, spec, *executor_, options,
                                        outcome.trace.kernels > 0, outcome);
     }
+    writer.commit();
     outcome.status = info.status;
     if (info.status == RunStatus::kOk) ++result.ok;
     if (info.status == RunStatus::kFailed) ++result.failed;

@@ -259,7 +259,11 @@ std::unique_ptr<LabController> make_lab_controller(int device) {
 std::size_t mark_interrupted_runs(storage::SessionStore& store) {
   std::size_t n = 0;
   for (storage::RunInfo info : store.runs()) {
-    if (info.status != RunStatus::kRunning) continue;
+    // A run still being written belongs to a live writer (another job, another program); a
+    // damaged one is left for a person to see.
+    if (info.status != RunStatus::kRunning || info.state == storage::RunState::kWriting ||
+        info.integrity == storage::Integrity::kDamaged)
+      continue;
     info.status = RunStatus::kFailed;
     info.error =
         "interrupted: the capture stopped before this run ended (the program was closed or "

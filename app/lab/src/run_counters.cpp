@@ -95,8 +95,8 @@ std::optional<std::pair<int64_t, int64_t>> iterations_extent(const storage::RunD
 
 }  // namespace
 
-std::string RunCounters::store_samples(storage::SessionStore& store, const storage::RunInfo& info,
-                                       const storage::RunData* run, size_t& stored) {
+std::string RunCounters::store_samples(storage::RunWriter& writer, const storage::RunData* run,
+                                       size_t& stored) {
   if (!sampling_start_) return "skipped: the run ended before its first iteration";
   if (!sampling_start_->ok()) return sampling_start_->describe();
   if (!samples_) return "counters: failed: sampling did not stop";
@@ -143,8 +143,8 @@ std::string RunCounters::store_samples(storage::SessionStore& store, const stora
                              "longer --pm-interval-us lasts longer)"
                            : "");
   const auto records =
-      counters::to_sample_records(r, [&](std::string_view s) { return store.intern(s); });
-  store.insert_samples(info.id, records);
+      counters::to_sample_records(r, [&](std::string_view s) { return writer.intern(s); });
+  writer.add_samples(records);
   stored = r.samples.size();
   std::string text = std::string(analysis::kMetricsOk) + ": " + std::to_string(r.samples.size()) +
                      " samples every " + micros(r.interval_ns) + " " + kept + " (" +
@@ -157,7 +157,7 @@ std::string RunCounters::store_samples(storage::SessionStore& store, const stora
   return text;
 }
 
-std::string RunCounters::counters_pass(storage::SessionStore& store, const storage::RunInfo& info,
+std::string RunCounters::counters_pass(storage::RunWriter& writer, const storage::RunInfo& info,
                                        const storage::RunData& run, const RunSpec& spec,
                                        Executor& executor, const kernels::RunOptions& timing,
                                        bool traced, size_t& stored) {
@@ -187,13 +187,14 @@ std::string RunCounters::counters_pass(storage::SessionStore& store, const stora
   try {
     const std::vector<uint32_t> ids = counters::match_by_launch_order(pass, iteration);
     records = counters::to_kernel_metric_records(
-        pass, ids, [&](std::string_view s) { return store.intern(s); });
+        pass, ids, [&](std::string_view s) { return writer.intern(s); });
   } catch (const counters::MatchError& e) {
     return std::string("counters: failed: ") + e.what();
   }
-  store.insert_kernel_metrics(info.id, records);
+  writer.add_kernel_metrics(records);
   if (pass.l2_bytes > 0)
-    store.set_property(std::string(analysis::kL2BytesProperty), std::to_string(pass.l2_bytes));
+    writer.store().set_property(std::string(analysis::kL2BytesProperty),
+                                std::to_string(pass.l2_bytes));
   stored = pass.kernels.size();
   std::string text =
       std::string(analysis::kMetricsOk) + ": " + std::to_string(pass.kernels.size()) +
@@ -213,7 +214,7 @@ std::string RunCounters::counters_pass(storage::SessionStore& store, const stora
   return text;
 }
 
-std::string RunCounters::finish(storage::SessionStore& store, const storage::RunInfo& info,
+std::string RunCounters::finish(storage::RunWriter& writer, const storage::RunInfo& info,
                                 const RunSpec& spec, Executor& executor,
                                 const kernels::RunOptions& timing, bool traced,
                                 RunOutcome& outcome) {
@@ -226,14 +227,14 @@ std::string RunCounters::finish(storage::SessionStore& store, const storage::Run
   std::string words;
   // The run as traced: its iterations bound the samples kept and give the counters' kernels.
   std::optional<storage::RunData> run;
-  if (traced && hardware_ != nullptr) run = store.load_run(info.id);
+  if (traced && hardware_ != nullptr) run = writer.store().load_run(writer.id());
   if (job_.pm_sampling && hardware_ != nullptr) {
     // Stopped only now, after the trace has ended: stopping decodes and evaluates every sample
     // (seconds for 10^5 samples on an H100), and the decode thread's CUDA calls would otherwise
     // stretch the run's trace by that long.
     stop_sampling();
     size_t n = 0;
-    outcome.pm_sampling = store_samples(store, info, run ? &*run : nullptr, n);
+    outcome.pm_sampling = store_samples(writer, run ? &*run : nullptr, n);
     words += outcome.pm_sampling.starts_with(analysis::kMetricsOk)
                  ? std::to_string(n) + " samples"
                  : "no samples (" + outcome.pm_sampling + ")";
@@ -242,7 +243,7 @@ std::string RunCounters::finish(storage::SessionStore& store, const storage::Run
     size_t n = 0;
     try {
       outcome.kernel_counters =
-          run ? counters_pass(store, info, *run, spec, executor, timing, traced, n)
+          run ? counters_pass(writer, info, *run, spec, executor, timing, traced, n)
               : "skipped: the run has no trace whose kernels the counters could be keyed to";
     } catch (const storage::StoreError&) {
       throw;
@@ -255,9 +256,10 @@ std::string RunCounters::finish(storage::SessionStore& store, const storage::Run
                  : "no counters (" + outcome.kernel_counters + ")";
   }
   if (!outcome.pm_sampling.empty())
-    store.set_property(analysis::pm_sampling_property(info.id), outcome.pm_sampling);
+    writer.store().set_property(analysis::pm_sampling_property(info.id), outcome.pm_sampling);
   if (!outcome.kernel_counters.empty())
-    store.set_property(analysis::kernel_counters_property(info.id), outcome.kernel_counters);
+    writer.store().set_property(analysis::kernel_counters_property(info.id),
+                                outcome.kernel_counters);
   return words;
 }
 

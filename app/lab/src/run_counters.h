@@ -10,6 +10,7 @@
 #include "fusionscope/counters/status.h"
 #include "fusionscope/lab/capture_job.h"
 #include "fusionscope/lab/hardware_counters.h"
+#include "fusionscope/storage/run_writer.h"
 
 namespace fusionscope::lab::detail {
 
@@ -29,19 +30,20 @@ class RunCounters {
   // setup when there is none), outside the timed loop; finish() stops it after the trace ends.
   void hook(kernels::RunOptions& options);
 
-  // After the trace has ended and the run's row is written. Stores the samples, runs the
+  // After the trace has ended and the run's row is written, before the run is committed. Stores
+  // the samples, runs the
   // counters pass and stores its metrics, and records both outcomes in `outcome` and as session
   // properties. Returns a few words for the run's progress line ("" when nothing was asked).
-  std::string finish(storage::SessionStore& store, const storage::RunInfo& info,
-                     const RunSpec& spec, Executor& executor, const kernels::RunOptions& timing,
-                     bool traced, RunOutcome& outcome);
+  std::string finish(storage::RunWriter& writer, const storage::RunInfo& info, const RunSpec& spec,
+                     Executor& executor, const kernels::RunOptions& timing, bool traced,
+                     RunOutcome& outcome);
 
  private:
   void start_sampling();
   void stop_sampling();
-  std::string store_samples(storage::SessionStore& store, const storage::RunInfo& info,
-                            const storage::RunData* run, size_t& stored);
-  std::string counters_pass(storage::SessionStore& store, const storage::RunInfo& info,
+  std::string store_samples(storage::RunWriter& writer, const storage::RunData* run,
+                            size_t& stored);
+  std::string counters_pass(storage::RunWriter& writer, const storage::RunInfo& info,
                             const storage::RunData& run, const RunSpec& spec, Executor& executor,
                             const kernels::RunOptions& timing, bool traced, size_t& stored);
 

@@ -274,6 +274,8 @@ void draw_menu_bar(AppState& app) {
     }
     draw_file_menu_session_items(app);
     ImGui::Separator();
+    draw_capture_menu_item(app);
+    ImGui::Separator();
     const bool export_clicked = ImGui::MenuItem("Export screenshot...");
     probe_item(app, "menu.file.screenshot");
     if (export_clicked)
@@ -420,6 +422,7 @@ void draw_popups(AppState& app) {
     handle_session_file_choice(app, app.file_browser.purpose, chosen);
   }
   draw_session_popups(app);
+  draw_capture_dialog(app);
   draw_trace_import(app);
   if (app.error.open_requested) {
     ImGui::OpenPopup("###error");

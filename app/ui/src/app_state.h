@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "area_summary.h"
+#include "capture_dialog.h"
 #include "file_browser.h"
 #include "find.h"
 #include "fusionscope/analysis/compare.h"
@@ -104,11 +105,12 @@ struct AppState {
   TimelineViewState timeline;
   StatsViewState stats;
   ComparisonViewState comparison;
-  LabPanelState lab;            // the live lab (lab_panel.cpp)
-  SweepViewState sweep;         // sweep charts (sweep_chart.cpp)
-  SessionEditState edit;        // new, save as, notes, rename, delete (session_menu.cpp)
-  UiProbe probe;                // state for tests that drive the window (ui_probe.cpp)
-  FindState find;               // the timeline's Find bar (find.h); the statistics filter by it too
+  LabPanelState lab;                   // the live lab (lab_panel.cpp)
+  SweepViewState sweep;                // sweep charts (sweep_chart.cpp)
+  SessionEditState edit;               // new, save as, notes, rename, delete (session_menu.cpp)
+  CaptureDialogState capture_program;  // File > Capture a program... (capture_dialog.cpp)
+  UiProbe probe;                       // state for tests that drive the window (ui_probe.cpp)
+  FindState find;  // the timeline's Find bar (find.h); the statistics filter by it too
   bool find_requested = false;  // Ctrl+F: open the Find bar
 
   std::string view = "timeline";  // the id of the view in front (view_registry.h)

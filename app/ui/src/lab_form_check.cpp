@@ -41,9 +41,15 @@ std::optional<kernels::MlpConfig> form_config(const lab::LabForm& form,
 
 }  // namespace
 
+std::vector<kernels::Variant> panel_variants() {
+  std::vector<kernels::Variant> v = kernels::all_variants();
+  for (kernels::Variant t : kernels::torch_variants()) v.push_back(t);
+  return v;
+}
+
 std::vector<kernels::Variant> chosen_variants(const LabPanelState& s) {
   std::vector<kernels::Variant> out;
-  const std::vector<kernels::Variant> all = kernels::all_variants();
+  const std::vector<kernels::Variant> all = panel_variants();
   for (size_t i = 0; i < all.size() && i < s.variants.size(); ++i)
     if (s.variants[i]) out.push_back(all[i]);
   return out;

@@ -22,7 +22,11 @@ LabFormCheck check_lab_form(const LabPanelState& form,
 // Everything check_lab_form() reads, as a key: the panel checks again only when it changes.
 std::string lab_form_key(const LabPanelState& form, const std::optional<lab::DeviceFacts>& device);
 
-// The variants ticked in the panel, in kernels::all_variants() order.
+// The panel's variants: fusionscope's (kernels::all_variants()), then PyTorch's, in
+// kernels::Variant order.
+std::vector<kernels::Variant> panel_variants();
+
+// The variants ticked in the panel, in panel_variants() order.
 std::vector<kernels::Variant> chosen_variants(const LabPanelState& form);
 
 }  // namespace fusionscope::ui

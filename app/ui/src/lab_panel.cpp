@@ -1,11 +1,14 @@
 #include "lab_panel.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <future>
 
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/kernels/plan.h"
+#include "fusionscope/lab/torch_variants.h"
 #include "lab_form_check.h"
 #include "session_edit.h"
 #include "ui_probe.h"
@@ -20,6 +23,16 @@ using analysis::format_bytes;
 using analysis::format_duration;
 using analysis::format_flops;
 using kernels::Variant;
+
+// Why the PyTorch variants cannot run here ("" when they can; "checking..." until Python has
+// answered, which it does off the UI thread).
+std::string torch_reason(LabPanelState& s) {
+  if (!s.torch_check.valid())
+    s.torch_check = std::async(std::launch::async, [] { return lab::torch_unavailable_reason(); });
+  if (s.torch_check.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return "checking whether python3 has PyTorch...";
+  return s.torch_check.get();
+}
 
 std::optional<analysis::DevicePeaks> device_peaks(const LabPanelState& s) {
   if (!s.controller) return std::nullopt;
@@ -206,10 +219,14 @@ void draw_shape(AppState& app) {
 void draw_variants(AppState& app, const kernels::MlpConfig* config) {
   LabPanelState& s = app.lab;
   ImGui::TextUnformatted("Variants");
-  const std::vector<Variant> all = kernels::all_variants();
+  const std::vector<Variant> all = panel_variants();
   for (size_t i = 0; i < all.size(); ++i) {
     std::string why;
-    const bool ok = config && kernels::supports(*config, all[i], &why);
+    bool ok = config && kernels::supports(*config, all[i], &why);
+    if (ok && kernels::is_torch_variant(all[i])) {
+      why = torch_reason(s);
+      ok = why.empty();
+    }
     if (!config)
       why = s.check.refusals.empty() ? "the configuration is not valid"
                                      : s.check.refusals.front().message;
@@ -682,11 +699,15 @@ void update_lab_rows(AppState& app) {
     s.peaks =
         analysis::choose_peaks(app.session ? &app.session->info : nullptr, dev ? &*dev : nullptr);
     s.rows.clear();
-    for (Variant v : kernels::all_variants()) {
+    for (Variant v : panel_variants()) {
       LabVariantRow row;
       row.variant = v;
       row.chosen = s.variants[static_cast<size_t>(v)];
       row.supported = config && kernels::supports(*config, v, &row.why_not);
+      if (row.supported && kernels::is_torch_variant(v)) {
+        row.why_not = torch_reason(s);
+        row.supported = row.why_not.empty();
+      }
       if (row.supported) {
         row.prediction = analysis::predict(*config, v, s.peaks);
         if (app.session)

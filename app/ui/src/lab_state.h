@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,7 +43,11 @@ struct LabFormCheck {
 struct LabPanelState {
   lab::LabForm form = lab::form_of(*kernels::find_preset("geglu-post"));
   std::string preset = "geglu-post";  // the preset the form came from; "" once edited
-  std::array<bool, 5> variants = {true, true, true, true, true};  // kernels::all_variants() order
+  // By kernels::Variant: fusionscope's five, then PyTorch's two (off until ticked: they start
+  // Python and compile).
+  std::array<bool, 7> variants = {true, true, true, true, true, false, false};
+  // Whether python3 can run the PyTorch variants ("" when it can), asked once in the background.
+  std::shared_future<std::string> torch_check;
   int warmup = 5;
   int iterations = 20;
   bool graph = false;

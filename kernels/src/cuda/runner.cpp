@@ -62,6 +62,9 @@ double median(std::vector<double> v) {
 void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o, RunResult& r) {
   r.device = query_device(o.device);
   if (!r.device.available) throw CudaError("no usable GPU: " + r.device.unavailable_reason);
+  if (is_torch_variant(variant))
+    throw ConfigError(std::string(to_string(variant)) +
+                      " runs in PyTorch, through the Lab's Python subprocess, not in the runner");
   validate(config, variant, r.device.free_memory_bytes);
   r.plan = make_plan(config, variant);
   if (o.warmup_iterations < 0 || o.timed_iterations < 1)

@@ -1,9 +1,11 @@
 #include <algorithm>
 #include <chrono>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "fusionscope/interchange/torch_trace_import.h"
+#include "fusionscope/storage/run_writer.h"
 #include "imported_run_info.h"
 
 namespace fusionscope::interchange {
@@ -17,11 +19,15 @@ constexpr size_t kBatch = size_t{1} << 16;
 
 class BatchWriter {
  public:
-  BatchWriter(storage::SessionStore& store, int64_t run_id, const TorchTrace& trace,
-              const ImportOptions& options)
-      : store_(store), run_id_(run_id), options_(options), start_(Clock::now()) {
+  BatchWriter(storage::SessionStore& store, const TorchTrace& trace, const ImportOptions& options)
+      : options_(options), start_(Clock::now()) {
+    // Every string in one transaction.
     ids_.assign(trace.strings.size(), storage::kNoString);
-    for (size_t i = 1; i < trace.strings.size(); ++i) ids_[i] = store.intern(trace.strings[i]);
+    if (trace.strings.size() > 1) {
+      const std::vector<storage::StringId> interned =
+          store.intern_all(std::span<const std::string>(trace.strings).subspan(1));
+      std::copy(interned.begin(), interned.end(), ids_.begin() + 1);
+    }
     progress_.phase = ImportProgress::Phase::kWriting;
     progress_.events = trace.stats.events;
     progress_.records_total =
@@ -65,8 +71,6 @@ class BatchWriter {
   }
 
  private:
-  storage::SessionStore& store_;
-  int64_t run_id_;
   const ImportOptions& options_;
   std::vector<storage::StringId> ids_;
   ImportProgress progress_;
@@ -90,36 +94,30 @@ int64_t write_torch_trace(storage::SessionStore& store, const TorchTrace& trace,
     store.update_session(session);
   }
 
-  const int64_t run_id = store.add_run(detail::imported_run_info(trace, options));
-  try {
-    BatchWriter w(store, run_id, trace, import);
-    w.write(
-        trace.kernels,
-        [&w](storage::KernelRecord& k) {
-          k.name = w.id(k.name);
-          k.op = w.id(k.op);
-        },
-        [&](std::span<const storage::KernelRecord> b) { store.insert_kernels(run_id, b); });
-    w.write(
-        trace.api_calls, [&w](storage::ApiCallRecord& a) { a.name = w.id(a.name); },
-        [&](std::span<const storage::ApiCallRecord> b) { store.insert_api_calls(run_id, b); });
-    w.write(
-        trace.ranges, [&w](storage::RangeRecord& r) { r.name = w.id(r.name); },
-        [&](std::span<const storage::RangeRecord> b) { store.insert_ranges(run_id, b); });
-    w.write(
-        trace.memops, [](storage::MemopRecord&) {},
-        [&](std::span<const storage::MemopRecord> b) { store.insert_memops(run_id, b); });
-    w.check_cancel();
-    w.report(true);
-  } catch (...) {
-    try {
-      store.delete_run(run_id);
-    } catch (...) {
-      // The original failure is the one worth reporting.
-    }
-    throw;
-  }
-  return run_id;
+  // Through a RunWriter: the run is shown as being written until commit(); on any failure or a
+  // cancel the writer removes it, and if the process dies readers see it interrupted.
+  BatchWriter w(store, trace, import);
+  storage::RunWriter run(store, detail::imported_run_info(trace, options));
+  w.write(
+      trace.kernels,
+      [&w](storage::KernelRecord& k) {
+        k.name = w.id(k.name);
+        k.op = w.id(k.op);
+      },
+      [&](std::span<const storage::KernelRecord> b) { run.add_kernels(b); });
+  w.write(
+      trace.api_calls, [&w](storage::ApiCallRecord& a) { a.name = w.id(a.name); },
+      [&](std::span<const storage::ApiCallRecord> b) { run.add_api_calls(b); });
+  w.write(
+      trace.ranges, [&w](storage::RangeRecord& r) { r.name = w.id(r.name); },
+      [&](std::span<const storage::RangeRecord> b) { run.add_ranges(b); });
+  w.write(
+      trace.memops, [](storage::MemopRecord&) {},
+      [&](std::span<const storage::MemopRecord> b) { run.add_memops(b); });
+  w.check_cancel();
+  run.commit();
+  w.report(true);
+  return run.id();
 }
 
 }  // namespace fusionscope::interchange

@@ -3,12 +3,14 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 #include "gpu_guard.h"
 #include "test_paths.h"
@@ -87,13 +89,14 @@ TEST(ReportCli, PrintsASessionAndRefusesMissingFiles) {
     info.name = "geglu-post / eager";
     info.status = fusionscope::storage::RunStatus::kOk;
     info.iterations = 1;
-    const int64_t id = store.add_run(info);
+    fusionscope::storage::RunWriter run(store, info);
     fusionscope::storage::KernelRecord k;
     k.start_ns = 100;
     k.end_ns = 2100;
     k.correlation_id = 1;
     k.name = store.intern("_Z9gate_gemmv");
-    store.insert_kernels(id, std::span(&k, 1));
+    run.add_kernels(std::span(&k, 1));
+    run.commit();
   }
   Result r = run("report " + path.string());
   EXPECT_EQ(r.code, 0) << r.output;
@@ -104,6 +107,70 @@ TEST(ReportCli, PrintsASessionAndRefusesMissingFiles) {
   r = run("report " + (path.parent_path() / "missing.fsdb").string());
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("fusionscope report: "), std::string::npos) << r.output;
+}
+
+}  // namespace
+
+namespace {
+
+// `capture -- COMMAND` with the stand-in target: exit statuses and messages as a person sees them.
+std::string command_capture(const std::string& out, const std::string& options,
+                            const std::string& target_args) {
+  return "capture --out " + out + " " + options + " -- " + FUSIONSCOPE_FAKE_TARGET + " " +
+         target_args;
+}
+
+// The driver is not installed beside the library: it is told where the library is.
+Result run_with_library(const std::string& args) {
+  setenv("FUSIONSCOPE_INJECT_LIBRARY", FUSIONSCOPE_INJECT_LIBRARY, 1);
+  return run(args);
+}
+
+TEST(CaptureCli, ACommandIsCapturedAndItsExitStatusReturned) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const std::string out = (dir / "p.fsdb").string();
+  Result r = run_with_library(command_capture(out, "--warmup 1", "--iterations 3 --exit 5"));
+  EXPECT_EQ(r.code, 5) << r.output;
+  EXPECT_NE(r.output.find("initialised CUDA"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("wrote run 1 (failed, 1 process, 3 kernels, 3 iterations)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("the command exited with status 5"), std::string::npos) << r.output;
+  auto store = fusionscope::storage::SessionStore::open(out);
+  ASSERT_EQ(store.runs().size(), 1u);
+  EXPECT_EQ(store.runs()[0].iterations, 2);
+
+  r = run_with_library(command_capture(out, "--append", "--crash"));
+  EXPECT_EQ(r.code, 128 + 11) << r.output;
+  EXPECT_NE(r.output.find("died of SIGSEGV"), std::string::npos) << r.output;
+
+  r = run_with_library(command_capture(out, "--append", "--no-cuda"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("no CUDA activity"), std::string::npos) << r.output;
+}
+
+TEST(CaptureCli, CommandCaptureMistakesAreExplained) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const std::string out = (dir / "p.fsdb").string();
+  Result r = run_with_library(command_capture(out, "--preset geglu-post", ""));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("does not go with a command"), std::string::npos) << r.output;
+  r = run_with_library(command_capture(out, "--capture-range step", ""));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--capture-range takes nvtx:NAME"), std::string::npos) << r.output;
+  r = run_with_library(command_capture(out, "--kernel-filter gemm", ""));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("add --counters"), std::string::npos) << r.output;
+  r = run_with_library(command_capture(out, "--counters --kernel-filter '(['", ""));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("not a valid regular expression"), std::string::npos) << r.output;
+  r = run("capture --iteration-range x --out " + out);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("apply to a command captured after --"), std::string::npos) << r.output;
+  r = run("capture --out " + out + " -- /nonexistent/program");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("nothing was captured"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out)) << "a session made for a capture that never started is removed";
 }
 
 }  // namespace

@@ -28,6 +28,10 @@ enum class Variant : uint8_t {
   kPointwiseFused,  // GEMMs + one fused activation*multiply kernel, as torch.compile
   kGatedGemm,       // gate and up in one GEMM whose epilogue writes act(g)*u; then down
   kFullyFused,      // the whole MLP in one kernel, activations on chip (narrow widths)
+  // PyTorch itself, run by the Lab in a Python subprocess under injection capture
+  // (scripts/torch_mlp.py): its plans are those of eager and pointwise-fused.
+  kTorchEager,    // PyTorch eager: one kernel per op
+  kTorchCompile,  // torch.compile (Inductor): the activation and multiply fused into one kernel
 };
 
 struct MlpConfig {
@@ -52,7 +56,11 @@ MlpKind parse_kind(std::string_view s);
 DType parse_dtype(std::string_view s);
 Activation parse_activation(std::string_view s);
 Variant parse_variant(std::string_view s);
+// fusionscope's own variants (what "all" means in job files and `capture --variants`).
 std::vector<Variant> all_variants();
+// The PyTorch variants, run by the Lab through Python (not by the runner).
+std::vector<Variant> torch_variants();
+bool is_torch_variant(Variant v);
 
 size_t dtype_bytes(DType d);
 

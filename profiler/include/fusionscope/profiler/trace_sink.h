@@ -10,7 +10,7 @@
 #include "fusionscope/storage/records.h"
 
 namespace fusionscope::storage {
-class SessionStore;
+class RunWriter;
 }
 
 namespace fusionscope::profiler {
@@ -23,22 +23,28 @@ class TraceSink {
   virtual void insert_api_calls(std::span<const storage::ApiCallRecord> records) = 0;
   virtual void insert_ranges(std::span<const storage::RangeRecord> records) = 0;
   virtual void insert_memops(std::span<const storage::MemopRecord> records) = 0;
+  // Names a process whose records carry `pid` (a run of several processes); kept by the store.
+  virtual void name_process(uint32_t pid, std::string_view name) {
+    (void)pid;
+    (void)name;
+  }
 };
 
-// Writes into one run of a session. The tracer calls it from its worker thread while the run
-// executes: nothing else may use the same SessionStore object until Tracer::end_run() returns.
+// Writes into one run of a session, through the RunWriter that makes it appear whole or not at
+// all. The tracer calls it from its worker thread while the run executes: nothing else may use the
+// same writer or SessionStore object until Tracer::end_run() returns.
 class StoreTraceSink final : public TraceSink {
  public:
-  StoreTraceSink(storage::SessionStore& store, int64_t run_id) : store_(store), run_id_(run_id) {}
+  explicit StoreTraceSink(storage::RunWriter& run) : run_(run) {}
   storage::StringId intern(std::string_view text) override;
   void insert_kernels(std::span<const storage::KernelRecord> records) override;
   void insert_api_calls(std::span<const storage::ApiCallRecord> records) override;
   void insert_ranges(std::span<const storage::RangeRecord> records) override;
   void insert_memops(std::span<const storage::MemopRecord> records) override;
+  void name_process(uint32_t pid, std::string_view name) override;
 
  private:
-  storage::SessionStore& store_;
-  int64_t run_id_;
+  storage::RunWriter& run_;
 };
 
 }  // namespace fusionscope::profiler

@@ -127,8 +127,8 @@ class LabController {
 // The controller the program uses: the kernels' runner, the CUPTI tracer, the real device.
 std::unique_ptr<LabController> make_lab_controller(int device = 0);
 
-// Marks runs left "running" by a capture that never finished (the program was closed or crashed)
-// as failed, saying so. Returns how many.
+// Marks runs left "running" by a capture that never finished (the program was closed or crashed;
+// the store shows them interrupted) as failed, saying so. Returns how many.
 std::size_t mark_interrupted_runs(storage::SessionStore& store);
 
 }  // namespace fusionscope::lab

@@ -2,6 +2,11 @@
 // to analysis and the views. Times are nanoseconds on one clock per session (CUPTI's timestamp for
 // captures, the trace's clock for imports). Strings are interned: a StringId indexes the session's
 // string table, and 0 is always the empty string.
+//
+// Records of several processes can share a run (a capture of a program that forks, a trace of a
+// multi-process job): `pid` names the operating-system process a record belongs to, 0 when
+// unknown, and RunData::processes names them. Lanes are keyed by process, so two processes'
+// threads and streams never merge.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +36,7 @@ struct KernelRecord {
   uint32_t registers = 0;     // per thread
   uint32_t static_smem = 0;   // bytes per block
   uint32_t dynamic_smem = 0;  // bytes per block
+  uint32_t pid = 0;           // process that launched it; 0 = unknown
   friend bool operator==(const KernelRecord&, const KernelRecord&) = default;
 };
 
@@ -44,6 +50,7 @@ struct ApiCallRecord {
   uint32_t correlation_id = 0;
   StringId name = kNoString;  // e.g. "cudaLaunchKernel"
   ApiDomain domain = ApiDomain::kRuntime;
+  uint32_t pid = 0;  // 0 = unknown
   friend bool operator==(const ApiCallRecord&, const ApiCallRecord&) = default;
 };
 
@@ -64,6 +71,7 @@ struct RangeRecord {
   StringId name = kNoString;
   RangeKind kind = RangeKind::kNvtx;
   uint16_t depth = 0;  // filled by load_run(); ignored on insert
+  uint32_t pid = 0;    // 0 = unknown
   friend bool operator==(const RangeRecord&, const RangeRecord&) = default;
 };
 
@@ -87,6 +95,7 @@ struct MemopRecord {
   uint64_t bytes = 0;
   MemopKind kind = MemopKind::kMemcpy;
   CopyKind copy_kind = CopyKind::kUnknown;  // memcpy only
+  uint32_t pid = 0;                         // process that issued it; 0 = unknown
   friend bool operator==(const MemopRecord&, const MemopRecord&) = default;
 };
 
@@ -106,6 +115,13 @@ struct SampleRecord {
   StringId metric = kNoString;
   double value = 0.0;
   friend bool operator==(const SampleRecord&, const SampleRecord&) = default;
+};
+
+// The name of one process of a run (e.g. "python3 train.py"), by its pid.
+struct ProcessRecord {
+  uint32_t pid = 0;
+  StringId name = kNoString;
+  friend bool operator==(const ProcessRecord&, const ProcessRecord&) = default;
 };
 
 }  // namespace fusionscope::storage
