@@ -21,6 +21,7 @@
 
 #include "app.h"
 #include "app_state.h"
+#include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 
 namespace fs = std::filesystem;
@@ -59,7 +60,7 @@ void make_session(const fs::path& path, size_t kernels) {
   run.status = storage::RunStatus::kOk;
   run.warmup = 2;
   run.iterations = static_cast<int>(kernels / 5) - 2;
-  const int64_t id = store.add_run(run);
+  storage::RunWriter writer(store, run);
   const char* names[] = {"nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT", "activation_kernel",
                          "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT", "multiply_kernel",
                          "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT"};
@@ -98,17 +99,18 @@ void make_session(const fs::path& path, size_t kernels) {
     t = k.end_ns + 1000 + static_cast<int64_t>(rng() % 5000);
     if (j == 4) ranges.back().end_ns = t;
     if (batch.size() == kBatch) {
-      store.insert_kernels(id, batch);
+      writer.add_kernels(batch);
       batch.clear();
     }
     if (ranges.size() == kBatch / 5) {
-      store.insert_ranges(id, ranges);
+      writer.add_ranges(ranges);
       ranges.clear();
     }
   }
   if (!ranges.empty() && ranges.back().end_ns == 0) ranges.back().end_ns = t;
-  store.insert_kernels(id, batch);
-  store.insert_ranges(id, ranges);
+  writer.add_kernels(batch);
+  writer.add_ranges(ranges);
+  writer.commit();
   store.set_property("bench.complete", std::to_string(kernels));
 }
 

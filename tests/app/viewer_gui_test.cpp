@@ -72,17 +72,26 @@ struct Viewer {
       if (r.name == name) id = std::to_string(r.id);
     if (id.empty()) return {};
     const std::string row = "runs.row." + id;
-    for (int scrolls = 0; scrolls < 12; ++scrolls) {
-      if (d.wait([&](const UiState& u) { return u.has_item(row); }, 1, &s)) break;
-      // Over the table's first visible row, the wheel scrolls it down.
-      std::string any;  // the topmost row in view
-      for (const auto& [item, rect] : s.items)
-        if (item.rfind("runs.row.", 0) == 0 && (any.empty() || rect[1] < s.items.at(any)[1]))
-          any = item;
-      if (any.empty()) return {};
+    // The table shows a few rows: scroll it a notch at a time towards the run, each notch
+    // seen by the app (its topmost row changes) before the next.
+    auto topmost = [](const UiState& u) {
+      std::string top;
+      for (const auto& [item, rect] : u.items)
+        if (item.rfind("runs.row.", 0) == 0 && (top.empty() || rect[1] < u.items.at(top)[1]))
+          top = item;
+      return top;
+    };
+    for (int notches = 0; notches < 40; ++notches) {
+      if (!d.wait([](const UiState& u) { return u.has("session"); }, 10, &s)) return {};
+      if (s.has_item(row)) break;
+      const std::string top = topmost(s);
+      if (top.empty()) return {};
       int x = 0, y = 0;
-      std::istringstream(s.centre(any, 60)) >> x >> y;
-      if (!d.move(x, y) || !d.wheel(-3)) return {};
+      std::istringstream(s.centre(top, 60)) >> x >> y;
+      const bool down = std::stoll(id) > std::stoll(top.substr(9));
+      if (!d.move(x, y) || !d.wheel(down ? -1 : 1)) return {};
+      if (!d.wait([&](const UiState& u) { return topmost(u) != top || u.has_item(row); }, 10, &s))
+        return {};
     }
     if (d.click(row, {}, 60) &&
         d.wait([&](const UiState& u) { return u.get("selected") == id; }, 10, &s))

@@ -433,7 +433,7 @@ void draw_comparison_view(AppState& app) {
   const float table_row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y + 1;
   const float tables_h = table_row * 17 + ImGui::GetTextLineHeightWithSpacing() * 3;
   const float timeline_h =
-      std::clamp(timeline_height(runs, app.theme) + app.theme.row_height * 0.5f,
+      std::clamp(timeline_height(runs, app.theme, &s.timeline) + app.theme.row_height * 0.5f,
                  app.theme.row_height * 5, std::max(avail_y - tables_h, app.theme.row_height * 5));
   draw_timeline("comparison", s.timeline, runs, app.theme,
                 ImVec2(ImGui::GetContentRegionAvail().x, timeline_h));

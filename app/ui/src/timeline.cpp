@@ -175,9 +175,10 @@ void gather_area(TimelineState& s, const TimelineRows& rows, std::span<const Tim
 
 }  // namespace
 
-float timeline_height(std::span<const TimelineRun> runs, const Theme& theme) {
+float timeline_height(std::span<const TimelineRun> runs, const Theme& theme,
+                      const TimelineState* state) {
   float content_h = 0;
-  build_rows(runs, theme, &content_h);
+  build_rows(runs, theme, state ? &state->lanes : nullptr, &content_h);
   return content_h + std::round(theme.row_height * 1.25f);
 }
 
@@ -251,7 +252,7 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   s.hovered = {};
 
   float content_h = 0;
-  const TimelineRows rows = build_rows(runs, theme, &content_h);
+  const TimelineRows rows = build_rows(runs, theme, &s.lanes, &content_h);
   const float ruler_h = std::round(theme.row_height * 1.25f);
   const float lanes_h = std::max(size.y - ruler_h, theme.row_height);
   const float scrollbar_w = content_h > lanes_h ? ImGui::GetStyle().ScrollbarSize : 0.0f;
@@ -329,6 +330,12 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
     if (y1 < win_min.y || y0 > win_max.y) continue;
     const TimelineRun& tr = runs[static_cast<size_t>(row.run())];
     s.drawn_rows.push_back({row.label(tr), axis.x0, y0, axis.x1 - axis.x0, row.h});
+    // The label of a lane's first row folds and unfolds the lane.
+    if (!row.lane_key.empty() && in.canvas_hovered && in.mouse.x < axis.x0 && in.mouse.y >= y0 &&
+        in.mouse.y < y1) {
+      in.gutter_row = static_cast<int>(ri);
+      draw->AddRectFilled(ImVec2(win_min.x, y0), ImVec2(axis.x0 - 1, y1), theme.range_fill);
+    }
     draw_row_frame(draw, row, ri, tr, s, y0, win_min, win_max, axis.x0, theme);
     if (row.is_header()) continue;
     RowFrame f;
@@ -388,6 +395,8 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   }
 
   // Tooltip for what is under the mouse: an item says it itself, anything else its row.
+  if (in.canvas_hovered && s.drag == TimelineDrag::kNone && in.gutter_row >= 0)
+    ImGui::SetTooltip("Click to fold or unfold this lane");
   if (in.canvas_hovered && s.drag == TimelineDrag::kNone && in.hover_row >= 0) {
     const TimelineRow& row = *rows[static_cast<size_t>(in.hover_row)];
     const TimelineRun& tr = runs[static_cast<size_t>(row.run())];

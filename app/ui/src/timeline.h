@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,6 +44,27 @@ struct AreaSelection {
   uint64_t generation = 0;     // changes whenever `items` do
 };
 
+// Lanes (a CPU thread's rows, a GPU stream) folded into one thin row: clicked in the gutter, or
+// idle over the timed iterations while `collapse_idle` is on. Keys are "RUN cpu THREAD" and
+// "RUN gpu DEVICE:STREAM" (lane_key() in timeline_rows.h).
+struct LaneCollapse {
+  bool collapse_idle = true;
+  std::set<std::string> collapsed;  // folded by a click
+  std::set<std::string> expanded;   // unfolded by a click although idle
+  bool folded(const std::string& key, bool idle) const {
+    return collapsed.count(key) > 0 || (collapse_idle && idle && expanded.count(key) == 0);
+  }
+  void toggle(const std::string& key, bool idle) {
+    if (folded(key, idle)) {
+      collapsed.erase(key);
+      expanded.insert(key);
+    } else {
+      collapsed.insert(key);
+      expanded.erase(key);
+    }
+  }
+};
+
 struct TimelineState {
   double view_begin = 0;  // visible window on the axis, ns
   double view_end = 1;
@@ -58,6 +80,7 @@ struct TimelineState {
   bool has_range = false;
   double range_a = 0, range_b = 0;
   AreaSelection area;
+  LaneCollapse lanes;
   // Mouse drag in progress.
   TimelineDrag drag = TimelineDrag::kNone;
   int drag_button = 0;
@@ -85,8 +108,10 @@ struct TimelineState {
 void draw_timeline(const char* id, TimelineState& state, std::span<const TimelineRun> runs,
                    const Theme& theme, ImVec2 size);
 
-// The height that shows every row of `runs` and the ruler without scrolling.
-float timeline_height(std::span<const TimelineRun> runs, const Theme& theme);
+// The height that shows every row of `runs` and the ruler without scrolling (lanes folded as
+// `state` says).
+float timeline_height(std::span<const TimelineRun> runs, const Theme& theme,
+                      const TimelineState* state = nullptr);
 
 // The axis extent covering every run, shifted by its origin; {0, 1} with nothing to show.
 void runs_extent(std::span<const TimelineRun> runs, double& begin, double& end);

@@ -29,7 +29,8 @@ struct TimelineInput {
   float scroll_y = 0;          // of the rows
   float content_y0 = 0;        // screen y of the rows' content top (scrolled)
   float content_h = 0;
-  int hover_row = -1;  // the row under the mouse and what it said lies there
+  int gutter_row = -1;  // the lane label under the mouse (a lane's first row)
+  int hover_row = -1;   // the row under the mouse and what it said lies there
   RowHover hover;
 };
 

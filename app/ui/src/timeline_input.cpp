@@ -88,7 +88,10 @@ void drag(TimelineState& s, const TimelineInput& in, const TimelineRows& rows,
     return;
   }
   if (!s.drag_moved && !s.drag_on_ruler) {
-    if (s.drag == TimelineDrag::kPan) {
+    if (s.drag == TimelineDrag::kPan && in.gutter_row >= 0) {
+      const TimelineRow& row = *rows[static_cast<size_t>(in.gutter_row)];
+      s.lanes.toggle(row.lane_key, row.lane_idle);
+    } else if (s.drag == TimelineDrag::kPan) {
       if (in.hover.merged && in.hover_row >= 0) {
         const TimelineRow& row = *rows[static_cast<size_t>(in.hover_row)];
         const double o = static_cast<double>(runs[static_cast<size_t>(row.run())].origin_ns);

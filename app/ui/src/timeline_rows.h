@@ -73,6 +73,10 @@ class TimelineRow {
 
   float y = 0;  // top, relative to the rows' content, set by the layout
   float h = 0;
+  // The first row of a lane (a thread's top row, a stream) carries the lane's key, so that a
+  // click on its label folds or unfolds the lane; `lane_idle` says whether it is idle.
+  std::string lane_key;
+  bool lane_idle = false;
 
  private:
   int run_;
@@ -80,8 +84,10 @@ class TimelineRow {
 
 using TimelineRows = std::vector<std::unique_ptr<TimelineRow>>;
 
-// The rows of `runs`, laid out top to bottom; *height gets the content's height.
-TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme, float* height);
+// The rows of `runs`, laid out top to bottom, lanes folded as `lanes` says (null: none);
+// *height gets the content's height.
+TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme,
+                        const LaneCollapse* lanes, float* height);
 
 // The index of the row that draws `item`, or -1.
 int row_of(const TimelineRows& rows, std::span<const TimelineRun> runs, const ItemRef& item);

@@ -56,6 +56,12 @@ void draw_toolbar(TimelineViewState& s, const Theme& theme) {
   ImGui::SameLine();
   if (ImGui::Button("Fit all")) s.timeline.fit = FitRequest::kAll;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Everything, setup included (0)");
+  ImGui::SameLine(0, gap);
+  ImGui::Checkbox("Fold idle lanes", &s.timeline.lanes.collapse_idle);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Threads and streams with nothing in the timed iterations as one thin row; "
+        "click a lane's label to fold or unfold it");
 }
 
 // Selects the requested kernel and shows about one iteration around it.
