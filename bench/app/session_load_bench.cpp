@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <imgui.h>
+#include <CLI/CLI.hpp>
 
 #include "app.h"
 #include "app_state.h"
@@ -203,21 +204,14 @@ void bench(size_t kernels, const fs::path& dir, int frames_per_view) {
 
 int main(int argc, char** argv) {
   std::vector<size_t> sizes;
-  fs::path dir = fs::temp_directory_path();
+  std::string dir = fs::temp_directory_path().string();
   int frames = 100;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--kernels" && i + 1 < argc) {
-      sizes.push_back(std::strtoull(argv[++i], nullptr, 10));
-    } else if (a == "--dir" && i + 1 < argc) {
-      dir = argv[++i];
-    } else if (a == "--frames" && i + 1 < argc) {
-      frames = std::max(1, std::atoi(argv[++i]));
-    } else {
-      std::fprintf(stderr, "usage: %s [--kernels N]... [--dir DIR] [--frames F]\n", argv[0]);
-      return 2;
-    }
-  }
+  CLI::App cli{"session_load_bench: time to the first frame and to a loaded N-kernel session"};
+  cli.add_option("--kernels", sizes, "Kernels in the session (repeatable; default 1M and 10M)")
+      ->check(CLI::PositiveNumber);
+  cli.add_option("--dir", dir, "Where the sessions are written once and reused");
+  cli.add_option("--frames", frames, "Frames timed per view")->check(CLI::Range(1, 100000));
+  CLI11_PARSE(cli, argc, argv);
   if (sizes.empty()) sizes = {1'000'000, 10'000'000};
   std::printf(
       "session load benchmark: the whole app drawn headless at 1920x1080, %d frames a view\n",
