@@ -45,6 +45,11 @@ elseif(FUSIONSCOPE_CUDA AND NOT CMAKE_CUDA_COMPILER)
                       "the viewer only")
 endif()
 
+# Given on the command line, the option is kept with its type and meaning like the detected one.
+set_property(CACHE FUSIONSCOPE_CUDA PROPERTY TYPE BOOL)
+set_property(CACHE FUSIONSCOPE_CUDA PROPERTY HELPSTRING
+             "Build the GPU half (kernels, CUPTI capture, hardware counters); OFF: the viewer only")
+
 if(FUSIONSCOPE_CUDA)
   enable_language(CUDA)
 endif()
