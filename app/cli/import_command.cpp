@@ -13,13 +13,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 
+#include "command_line.h"
 #include "commands.h"
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/interchange/interchange_error.h"
 #include "fusionscope/interchange/torch_trace_import.h"
+#include "fusionscope/storage/new_session.h"
 #include "fusionscope/storage/session_store.h"
 
 namespace fusionscope::cli {
@@ -169,12 +172,6 @@ void print_summary(const TorchTrace& trace, const ImportArgs& args, int64_t run_
   }
 }
 
-// A session file this command created, with SQLite's journal files beside it.
-void remove_session_files(const std::string& path) {
-  std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
-}
-
 int run_import(const ImportArgs& args) {
   std::error_code ec;
   const bool exists = fs::exists(args.out, ec);
@@ -199,49 +196,50 @@ int run_import(const ImportArgs& args) {
     return 130;
   };
 
-  // The trace is read and written at once; the run appears in the session only when it is
-  // complete, so a bad trace, an error or Ctrl-C leaves no run (and no session this command
-  // created).
-  bool created = false;
+  // The trace is read and written at once. A new session appears at --out only once the run is
+  // in it (a failure leaves nothing); into an existing one the run goes through a RunWriter that
+  // publishes it whole or not at all (a bad trace, a failure, Ctrl-C or a kill leave no run).
+  // Opening an existing file checks it first: nothing is written into a damaged file, nor into a
+  // file that is not a whole session.
   try {
-    storage::SessionStore store = [&] {
-      if (exists) return storage::SessionStore::open(args.out, storage::OpenMode::kReadWrite);
+    std::optional<storage::NewSession> fresh;
+    std::optional<storage::SessionStore> existing;
+    if (exists) {
+      existing.emplace(storage::SessionStore::open(args.out, storage::OpenMode::kReadWrite));
+    } else {
       storage::SessionInfo info;
       info.name = fs::path(args.out).stem().string();
-      created = true;
-      return storage::SessionStore::create(args.out, info);
-    }();
+      fresh.emplace(args.out, info);
+    }
+    storage::SessionStore& store = fresh ? fresh->store() : *existing;
     interchange::WriteOptions options{args.run_name, args.variant};
     const interchange::ImportResult result =
         interchange::import_torch_trace(args.trace, store, options, import_options);
     const TorchTrace& trace = result.trace;
-    if (created) {
+    if (fresh) {
       // A session made for this trace describes the trace's machine and date.
       storage::SessionInfo info = trace.session;
       info.name = fs::path(args.out).stem().string();
       if (info.created_utc.empty()) info.created_utc = store.session().created_utc;
       store.update_session(info);
+      fresh->publish();
     }
     progress.finish();
     print_summary(trace, args, result.run_id,
-                  args.run_name.empty() ? trace.source_name : args.run_name, created);
+                  args.run_name.empty() ? trace.source_name : args.run_name, !exists);
     return 0;
   } catch (const interchange::ImportCancelled&) {
-    const int code = cancelled();
-    if (created) remove_session_files(args.out);
-    return code;
+    return cancelled();
   } catch (const interchange::InterchangeError& e) {
     progress.finish();
-    std::fprintf(stderr, "fusionscope import: %s\n", e.what());
+    print_error("import", e.what());
   } catch (const storage::StoreError& e) {
     progress.finish();
-    std::fprintf(stderr, "fusionscope import: %s\n", e.what());
+    print_error("import", e.what());
   } catch (const std::exception& e) {
     progress.finish();
-    std::fprintf(stderr, "fusionscope import: writing %s failed: %s\n", args.out.c_str(), e.what());
+    print_error("import", "writing " + args.out + " failed: " + e.what());
   }
-  // A session this command created and could not fill is removed rather than left half-made.
-  if (created) remove_session_files(args.out);
   return 1;
 }
 

@@ -36,6 +36,7 @@ class Frames {
     ImGui::NewFrame();
     app.probe.open_popup.clear();
     draw_trace_import(app);
+    poll_loading(app);  // the imported session opens on a worker
     ImGui::Render();
   }
   // Frames until the import has ended and its outcome is taken (at most 30 s).
@@ -46,6 +47,7 @@ class Frames {
       saw_popup |= app.probe.open_popup == "trace import";
     }
     frame(app);  // takes the outcome
+    while (poll_loading(app) && std::chrono::steady_clock::now() < limit) frame(app);
     frame(app);
   }
 };
@@ -53,8 +55,7 @@ class Frames {
 TEST(TraceImportUi, ImportsIntoASessionBesideTheTraceAndOpensIt) {
   const fs::path dir = testing::scratch_dir();
   const fs::path trace = dir / "geglu.json.gz";
-  fs::copy_file(testing::torch_fixtures_dir() / "torch_geglu_64x128x768x3072_eager.json.gz",
-                trace);
+  fs::copy_file(testing::torch_fixtures_dir() / "torch_geglu_64x128x768x3072_eager.json.gz", trace);
   std::ofstream(dir / "geglu.fsdb") << "taken";  // an existing file is not overwritten
   EXPECT_EQ(import_session_path(trace), dir / "geglu-2.fsdb");
 
