@@ -244,6 +244,7 @@ counters::CounterPassResult to_pass(const inject::WireCounters& w) {
   p.skipped_metrics = w.skipped_metrics;
   p.passes = w.passes;
   p.limit_reached = w.limit_reached;
+  p.l2_sweeps = w.l2_sweeps;
   for (const auto& k : w.kernels) {
     counters::KernelCounters kc;
     kc.index = k.launch_index;
@@ -518,6 +519,7 @@ ProcessCaptureResult ProcessCapture::run(
     if (p->counters) {
       c.counters = to_pass(*p->counters);
       c.counters_window = p->counters->window;
+      c.counters_method = p->counters->method;
       c.counters_filtered = p->counters->filtered_out;
     }
     if (!p->stream_error.empty()) c.notes.push_back(p->stream_error);

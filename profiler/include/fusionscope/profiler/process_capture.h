@@ -43,8 +43,10 @@ struct ProcessCaptureOptions {
   std::size_t buffer_bytes = std::size_t{8} << 20;
   std::string inject_library;  // empty: default_inject_library()
   // The counters pass (a second run of the command for `capture --counters`): kernels of the
-  // window are profiled with the range profiler (kernel replay) instead of being traced. The
-  // window is the capture range, or else iteration range number `warmup` (from 0).
+  // window are profiled with the range profiler (kernel replay) instead of being traced: DRAM
+  // bytes in one pass with the L2 swept before each kernel, the other metrics over the next such
+  // window. The window is the capture range (then its second occurrence), or else iteration range
+  // number `warmup` (from 0; then the one after it).
   bool counters = false;
   int warmup = 0;
   std::string kernel_filter;  // ECMAScript regex on the kernel's name; empty: all
@@ -70,6 +72,7 @@ struct CapturedProcess {
   // launch order within the window, `range_name` its name.
   std::optional<counters::CounterPassResult> counters;
   std::string counters_window;        // the window, in words
+  std::string counters_method;        // which pass gave which metrics, and what is missing
   std::size_t counters_filtered = 0;  // profiled, but left out by the kernel filter
 };
 
