@@ -81,7 +81,7 @@ RangeWork range_work(const TimelineRun& tr, const storage::RangeRecord& r) {
   RangeWork w;
   const storage::RunData& d = tr.run->data;
   for (const storage::CpuLane& lane : d.cpu_lanes) {
-    if (lane.thread_id != r.thread_id) continue;
+    if (lane.pid != r.pid || lane.thread_id != r.thread_id) continue;
     const auto first = d.api_calls.begin() + lane.api_begin,
                last = d.api_calls.begin() + lane.api_end;
     auto it =

@@ -71,9 +71,10 @@ class RangeRow final : public TimelineRow {
     if (depth_ > 0) return "";
     const storage::CpuLane& lane = run.run->data.cpu_lanes[lane_];
     // A lane of GPU annotations is a stream's (its "thread" is the stream id).
-    return gpu_annotations_only(run.run->data, lane)
-               ? "Stream " + std::to_string(lane.thread_id) + " annotations"
-               : "Thread " + std::to_string(lane.thread_id);
+    return run.run->index.cpu[lane_].process +
+           (gpu_annotations_only(run.run->data, lane)
+                ? "Stream " + std::to_string(lane.thread_id) + " annotations"
+                : "Thread " + std::to_string(lane.thread_id));
   }
   bool label_is_dim() const override { return depth_ > 0; }
   float gap_after(const Theme&) const override { return 0; }
@@ -97,9 +98,10 @@ class ApiRow final : public TimelineRow {
  public:
   ApiRow(int run, int lane) : TimelineRow(run), lane_(lane) {}
   std::string label(const TimelineRun& run) const override {
-    const bool alone = run.run->index.cpu[lane_].ranges_by_depth.empty();
-    return alone ? "Thread " + std::to_string(run.run->data.cpu_lanes[lane_].thread_id) + " API"
-                 : "CUDA API";
+    const analysis::CpuRowIndex& row = run.run->index.cpu[lane_];
+    return row.ranges_by_depth.empty()
+               ? row.process + "Thread " + std::to_string(row.thread_id) + " API"
+               : "CUDA API";
   }
   void draw(RowFrame& f, RowHover& hover) const override {
     draw_lane_items(f, f.run->run->index.cpu[lane_].api_calls, ItemKind::kApiCall, hover);
@@ -119,7 +121,8 @@ class GpuStreamRow final : public TimelineRow {
   GpuStreamRow(int run, int lane) : TimelineRow(run), lane_(lane) {}
   std::string label(const TimelineRun& run) const override {
     const storage::GpuLane& g = run.run->data.gpu_lanes[lane_];
-    return "GPU " + std::to_string(g.device) + "  stream " + std::to_string(g.stream);
+    return run.run->index.gpu[lane_].process + "GPU " + std::to_string(g.device) + "  stream " +
+           std::to_string(g.stream);
   }
   void draw(RowFrame& f, RowHover& hover) const override {
     const analysis::GpuRowIndex& index = f.run->run->index.gpu[lane_];
@@ -210,16 +213,19 @@ TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme, f
     }
     for (int l = 0; l < static_cast<int>(run.index.gpu.size()); ++l) {
       const storage::GpuLane& g = run.data.gpu_lanes[static_cast<size_t>(l)];
+      // A stream's annotations belong to the same process's stream of that number only.
       for (int a : annotation_lanes) {
-        if (run.data.cpu_lanes[static_cast<size_t>(a)].thread_id == g.stream) add_ranges(a);
+        const storage::CpuLane& c = run.data.cpu_lanes[static_cast<size_t>(a)];
+        if (c.pid == g.pid && c.thread_id == g.stream) add_ranges(a);
       }
       add(std::make_unique<GpuStreamRow>(r, l));
     }
     // Annotations of a stream that ran no kernel or memop still show, after the streams.
     for (int a : annotation_lanes) {
-      const uint32_t stream = run.data.cpu_lanes[static_cast<size_t>(a)].thread_id;
-      const bool drawn = std::any_of(run.data.gpu_lanes.begin(), run.data.gpu_lanes.end(),
-                                     [&](const storage::GpuLane& g) { return g.stream == stream; });
+      const storage::CpuLane& c = run.data.cpu_lanes[static_cast<size_t>(a)];
+      const bool drawn = std::any_of(
+          run.data.gpu_lanes.begin(), run.data.gpu_lanes.end(),
+          [&](const storage::GpuLane& g) { return g.pid == c.pid && g.stream == c.thread_id; });
       if (!drawn) add_ranges(a);
     }
     for (MetricsRow m : metrics_rows(run.pm)) add(std::make_unique<MetricsChartRow>(r, m));
