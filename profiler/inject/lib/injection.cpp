@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -108,6 +109,11 @@ struct State {
   std::mutex graph_mu;
   std::vector<WireGraphNode> graph_nodes;
   std::atomic<bool> finished{false};
+  // Settings::flush_ms: a thread that hands completed records on while the program runs.
+  std::thread flusher;
+  std::mutex flusher_mu;
+  std::condition_variable flusher_cv;
+  bool stop_flusher = false;
   struct sigaction previous[NSIG] = {};
   std::atomic<int> dying_signal{0};
 };
@@ -403,10 +409,37 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
+// Hands on every buffer whose records are complete (CUPTI's default flush, meant to be called at
+// an interval from a thread of one's own), so that little is lost when a process leaves without
+// running its exit handlers.
+void start_flusher() {
+  State& s = state();
+  if (s.settings.flush_ms == 0) return;
+  s.flusher = std::thread([&s] {
+    const auto period = std::chrono::milliseconds(s.settings.flush_ms);
+    std::unique_lock lock(s.flusher_mu);
+    while (!s.flusher_cv.wait_for(lock, period, [&s] { return s.stop_flusher; })) {
+      if (s.tracing && !s.finished && !in_forked_child()) cuptiActivityFlushAll(0);
+    }
+  });
+}
+
+void stop_flusher() {
+  State& s = state();
+  if (!s.flusher.joinable() || s.flusher.get_id() == std::this_thread::get_id()) return;
+  {
+    std::lock_guard lock(s.flusher_mu);
+    s.stop_flusher = true;
+  }
+  s.flusher_cv.notify_all();
+  s.flusher.join();
+}
+
 // At normal exit: the rest of the trace (or the counters pass), then the end of the stream.
 void finish() {
   State& s = state();
   if (!s.active || in_forked_child() || s.finished.exchange(true)) return;
+  stop_flusher();
   if (s.settings.counters) {
     if (s.counters) {
       std::vector<uint8_t> out;
@@ -602,6 +635,7 @@ void start() {
                       CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
   cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                       CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+  start_flusher();
   if (has_range) return;  // the range opens the window
   if (s.settings.delay_ns > 0 || s.settings.duration_ns > 0) {
     start_timer();
