@@ -11,9 +11,22 @@
 namespace fusionscope::inject {
 namespace {
 
-// Set while this thread enqueues an L2 sweep: the sweep's own launch reaches the launch callback
-// again and must be neither counted nor swept for.
-thread_local bool sweeping = false;
+// Set while this thread launches work of the counters pass's own (an L2 sweep, the sweep
+// buffer's first sweep when a session begins): such a launch reaches the launch callback again,
+// on this thread, and must be neither counted nor swept for, nor wait for the lock this thread
+// already holds.
+thread_local bool own_launch = false;
+
+class OwnLaunches {
+ public:
+  OwnLaunches() : was_(own_launch) { own_launch = true; }
+  ~OwnLaunches() { own_launch = was_; }
+  OwnLaunches(const OwnLaunches&) = delete;
+  OwnLaunches& operator=(const OwnLaunches&) = delete;
+
+ private:
+  bool was_;
+};
 
 std::size_t kernels_to_profile(const Settings& s) {
   // Without a name filter the limit bounds what is profiled; with one, the names are known only
@@ -57,7 +70,10 @@ void InjectedCounters::begin(Window window, std::string what) {
   launches_.clear();
   sweeps_ = 0;
   session_ = std::make_unique<counters::KernelCounterSession>(std::move(options));
-  const counters::CounterStatus s = session_->begin();
+  const counters::CounterStatus s = [&] {
+    const OwnLaunches ours;  // the L2 sweep buffer runs a first sweep as it is set up
+    return session_->begin();
+  }();
   active_ = s.ok();
   if (!active_) {
     // end() of a session that did not begin returns why.
@@ -73,15 +89,16 @@ bool InjectedCounters::active() const {
 }
 
 void InjectedCounters::launched(const char* symbol, void* stream, bool per_thread) {
-  if (sweeping) return;
+  if (own_launch) return;
   std::lock_guard lock(mu_);
   if (!active_) return;
   launches_.emplace_back(symbol ? symbol : "");
   if (window_ != Window::kDram || launches_.size() > kernels_to_profile(settings_)) return;
   void* on = stream == nullptr && per_thread ? static_cast<void*>(cudaStreamPerThread) : stream;
-  sweeping = true;
-  session_->before_kernel(on);
-  sweeping = false;
+  {
+    const OwnLaunches ours;
+    session_->before_kernel(on);
+  }
   ++sweeps_;
 }
 

@@ -45,8 +45,9 @@ class InjectedCounters {
   bool active() const;
   // A kernel launch at its API entry (driver callback), in launch order, with its stream (a
   // CUstream; null for the launch's default stream, `per_thread` when that is the per-thread
-  // one). In the DRAM window the L2 sweep is enqueued on that stream first. The sweep's own
-  // launch calls back here on the same thread and is ignored.
+  // one). In the DRAM window the L2 sweep is enqueued on that stream first. Launches of the
+  // pass's own (the sweeps, and the sweep buffer's first sweep in begin()) call back here on the
+  // same thread, and are ignored before any lock is taken.
   void launched(const char* symbol, void* stream, bool per_thread);
   // A window closed. Returns what goes to the capturing process once the pass is complete (after
   // the second window); nothing after the first.

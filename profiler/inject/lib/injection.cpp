@@ -75,8 +75,8 @@ std::string cupti_error(CUptiResult r) {
   return s;
 }
 
-std::vector<std::string> own_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+std::vector<std::string> command_line(const std::string& proc = "self") {
+  std::ifstream in("/proc/" + proc + "/cmdline", std::ios::binary);
   const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::string> argv;
   std::string cur;
@@ -411,10 +411,14 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 
 // Hands on every buffer whose records are complete (CUPTI's default flush, meant to be called at
 // an interval from a thread of one's own), so that little is lost when a process leaves without
-// running its exit handlers.
+// running its exit handlers. Only in a copy forked from its parent without exec (same command
+// line as the parent's: Python's fork-started multiprocessing and DataLoader workers), which
+// leaves through _exit; any other process flushes at exit, and is spared the thread.
 void start_flusher() {
   State& s = state();
   if (s.settings.flush_ms == 0) return;
+  const std::vector<std::string> own = command_line();
+  if (own.empty() || own != command_line(std::to_string(getppid()))) return;
   s.flusher = std::thread([&s] {
     const auto period = std::chrono::milliseconds(s.settings.flush_ms);
     std::unique_lock lock(s.flusher_mu);
@@ -566,7 +570,7 @@ void start() {
   uint64_t t = 0;
   cuptiGetTimestamp(&t);
   hello.cupti_ns = t;
-  hello.argv = own_command_line();
+  hello.argv = command_line();
   std::vector<uint8_t> out;
   encode_hello(hello, out);
   send(out);
