@@ -1,5 +1,7 @@
 # Every dependency comes from Debian's packages or the CUDA Toolkit, found the CMake way.
-find_package(CUDAToolkit 12.0 REQUIRED)
+if(FUSIONSCOPE_CUDA)
+  find_package(CUDAToolkit 12.0 REQUIRED)
+endif()
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(SQLite3 REQUIRED)
@@ -33,7 +35,7 @@ if(NOT TARGET CLI11::CLI11)
 endif()
 
 # CUPTI and NVTX3 ship with the toolkit; older CMake may not name them.
-if(NOT TARGET CUDA::cupti)
+if(FUSIONSCOPE_CUDA AND NOT TARGET CUDA::cupti)
   find_library(CUPTI_LIBRARY cupti HINTS ${CUDAToolkit_LIBRARY_DIR}
                ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/lib64 REQUIRED)
   add_library(CUDA::cupti SHARED IMPORTED)

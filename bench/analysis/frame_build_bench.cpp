@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <imgui.h>
+#include <CLI/CLI.hpp>
 
 #include "fusionscope/analysis/lane_index.h"
 #include "fusionscope/analysis/lod.h"
@@ -148,9 +149,11 @@ Figures bench_draw(const LaneIndex& lane, const std::vector<LodView>& vs,
 }  // namespace
 
 int main(int argc, char** argv) {
+  CLI::App app{"frame_build_bench: CPU time to build one timeline frame over N kernels"};
   std::vector<size_t> sizes;
-  for (int i = 1; i < argc; ++i)
-    sizes.push_back(static_cast<size_t>(std::strtoull(argv[i], nullptr, 10)));
+  app.add_option("kernels", sizes, "Kernels in the row, one figure each (default 1M and 10M)")
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
   if (sizes.empty()) sizes = {1'000'000, 10'000'000};
 
   // A headless ImGui context: the default font, a 1920x1080 display, nothing rendered on a GPU.

@@ -1,15 +1,27 @@
 // counters_calibrate [copy MiB] [GEMM size] [repetitions]: this GPU's achievable DRAM bandwidth
 // and bf16 tensor rate, the two roofline ceilings.
+#include <cstddef>
 #include <cstdio>
-#include <cstdlib>
+
+#include <CLI/CLI.hpp>
 
 #include "fusionscope/counters/calibration.h"
 
 int main(int argc, char** argv) {
   fusionscope::counters::CalibrationOptions o;
-  if (argc > 1) o.copy_bytes = std::strtoull(argv[1], nullptr, 10) << 20;
-  if (argc > 2) o.gemm_size = std::atoi(argv[2]);
-  if (argc > 3) o.repetitions = std::atoi(argv[3]);
+  CLI::App app{"counters_calibrate: this GPU's achievable DRAM bandwidth and bf16 tensor rate"};
+  size_t copy_mib = o.copy_bytes >> 20;
+  app.add_option("copy_mib", copy_mib, "MiB the device copy moves")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("gemm_size", o.gemm_size, "M = N = K of the bf16 GEMM")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("repetitions", o.repetitions, "Launches timed of each workload")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  o.copy_bytes = copy_mib << 20;
   const auto r = fusionscope::counters::calibrate(o);
   if (!r.ok) {
     std::fprintf(stderr, "calibration failed: %s\n", r.error.c_str());

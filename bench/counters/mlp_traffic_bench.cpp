@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "fusionscope/counters/kernel_counters.h"
 #include "fusionscope/counters/metric_names.h"
 #include "fusionscope/kernels/plan.h"
@@ -84,7 +86,13 @@ void report(const fk::MlpConfig& config, fk::Variant variant) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string preset = argc > 1 ? argv[1] : "geglu-post";
+  CLI::App app{"counters_mlp_traffic: DRAM traffic per kernel of a preset's variants"};
+  std::string preset = "geglu-post";
+  std::vector<std::string> variant_names;
+  app.add_option("preset", preset, "Preset to run")->capture_default_str();
+  app.add_option("variants", variant_names,
+                 "Variants (default: eager, pointwise-fused, gated-gemm)");
+  CLI11_PARSE(app, argc, argv);
   const auto config = fk::find_preset(preset);
   if (!config) {
     std::fprintf(stderr, "no preset named %s\n", preset.c_str());
@@ -92,7 +100,7 @@ int main(int argc, char** argv) {
   }
   std::vector<fk::Variant> variants;
   try {
-    for (int i = 2; i < argc; ++i) variants.push_back(fk::parse_variant(argv[i]));
+    for (const std::string& name : variant_names) variants.push_back(fk::parse_variant(name));
   } catch (const fk::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "fusionscope/counters/calibration.h"
 #include "fusionscope/counters/kernel_counters.h"
 #include "fusionscope/counters/metric_names.h"
@@ -147,16 +149,23 @@ int plain(const fk::MlpConfig& config, fk::Variant variant) {
   return 0;
 }
 
-int pm(int argc, char** argv) {
-  if (argc < 8) return 2;
+// `pm`'s arguments as given (printed back with the figures).
+struct PmArgs {
+  std::string interval_us, seconds, buffer_mb;
+  uint32_t samples_per_image = 0;
+  std::string mode;  // oldest or latest
+  uint32_t threads = 0;
+};
+
+int pm(const PmArgs& a) {
   fc::PmSamplingOptions o;
-  o.interval_ns = static_cast<uint64_t>(std::atof(argv[2]) * 1000);
-  const double seconds = std::atof(argv[3]);
-  o.hardware_buffer_bytes = static_cast<size_t>(std::atof(argv[4]) * (1 << 20));
-  o.samples_per_decode = static_cast<uint32_t>(std::atoi(argv[5]));
-  o.buffer_mode = std::string(argv[6]) == "latest" ? fc::PmBufferMode::kKeepLatest
-                                                   : fc::PmBufferMode::kKeepOldest;
-  o.evaluate_threads = static_cast<uint32_t>(std::atoi(argv[7]));
+  o.interval_ns = static_cast<uint64_t>(std::stod(a.interval_us) * 1000);
+  const double seconds = std::stod(a.seconds);
+  o.hardware_buffer_bytes = static_cast<size_t>(std::stod(a.buffer_mb) * (1 << 20));
+  o.samples_per_decode = a.samples_per_image;
+  o.buffer_mode =
+      a.mode == "latest" ? fc::PmBufferMode::kKeepLatest : fc::PmBufferMode::kKeepOldest;
+  o.evaluate_threads = a.threads;
   // PM_METRICS=dram samples DRAM read and write bytes alone (smaller records than with the SM
   // and tensor activity of the default set).
   if (const char* which = std::getenv("PM_METRICS"); which && std::string(which) == "dram")
@@ -198,11 +207,11 @@ int pm(int argc, char** argv) {
       "stop %.2f s; %zu samples (%.0f expected for the workload) over %.3f s; overflow %d; "
       "%zu gaps, %.3f ms lost; images %zu, decode %.3f s in %zu calls, evaluate %.3f s "
       "(%.1f us/sample); %d copies; busy mean %.0f GB/s\n",
-      argv[2], argv[3], argv[4], o.samples_per_decode, argv[6], o.evaluate_threads,
-      r.status.describe().c_str(), start_s, r.times.stop_s, r.samples.size(), expected,
-      static_cast<double>(last - first) * 1e-9, r.hardware_overflow ? 1 : 0, r.gaps.size(),
-      static_cast<double>(r.lost_ns()) * 1e-6, r.times.images, r.times.decode_s,
-      r.times.decode_calls, r.times.evaluate_s,
+      a.interval_us.c_str(), a.seconds.c_str(), a.buffer_mb.c_str(), o.samples_per_decode,
+      a.mode.c_str(), o.evaluate_threads, r.status.describe().c_str(), start_s, r.times.stop_s,
+      r.samples.size(), expected, static_cast<double>(last - first) * 1e-9,
+      r.hardware_overflow ? 1 : 0, r.gaps.size(), static_cast<double>(r.lost_ns()) * 1e-6,
+      r.times.images, r.times.decode_s, r.times.decode_calls, r.times.evaluate_s,
       r.samples.empty() ? 0.0 : r.times.evaluate_s * 1e6 / static_cast<double>(r.samples.size()),
       copies, busy ? mean_bw / static_cast<double>(busy) / 1e9 : 0.0);
   for (size_t i = 0; i < r.gaps.size() && i < 5; ++i)
@@ -215,21 +224,40 @@ int pm(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: see the comment at the top of replay_modes_probe.cpp\n");
-    return 2;
-  }
-  const std::string what = argv[1];
-  if (what == "pm") return pm(argc, argv);
-  if (argc < 4) return 2;
-  const auto config = fk::find_preset(argv[2]);
+  CLI::App app{
+      "counters_replay_probe: the counters pass's measurement modes; PM sampling held long"};
+  app.require_subcommand(1);
+  std::string preset, variant_name;
+  std::vector<std::string> variant_names;
+  auto* plain_cmd =
+      app.add_subcommand("plain", "One warm-up and one timed forward pass, no counters");
+  plain_cmd->add_option("preset", preset, "Preset")->required();
+  plain_cmd->add_option("variant", variant_name, "Variant")->required();
+  auto* modes_cmd = app.add_subcommand("modes", "The counters pass in each measurement mode");
+  modes_cmd->add_option("preset", preset, "Preset")->required();
+  modes_cmd->add_option("variants", variant_names, "Variants")->required();
+  PmArgs pm_args;
+  auto* pm_cmd = app.add_subcommand("pm", "PM sampling over a copy loop");
+  pm_cmd->add_option("interval_us", pm_args.interval_us, "Sampling interval (us)")->required();
+  pm_cmd->add_option("seconds", pm_args.seconds, "Length of the copy loop (s)")->required();
+  pm_cmd->add_option("buffer_mb", pm_args.buffer_mb, "Hardware buffer (MB)")->required();
+  pm_cmd->add_option("samples_per_image", pm_args.samples_per_image, "Samples per decode")
+      ->required();
+  pm_cmd->add_option("mode", pm_args.mode, "Which samples a full buffer keeps")
+      ->required()
+      ->check(CLI::IsMember({"oldest", "latest"}));
+  pm_cmd->add_option("threads", pm_args.threads, "Evaluation threads")->required();
+  CLI11_PARSE(app, argc, argv);
+  if (pm_cmd->parsed()) return pm(pm_args);
+  const auto config = fk::find_preset(preset);
   if (!config) {
-    std::fprintf(stderr, "no preset named %s\n", argv[2]);
+    std::fprintf(stderr, "no preset named %s\n", preset.c_str());
     return 2;
   }
   std::vector<fk::Variant> variants;
-  for (int i = 3; i < argc; ++i) variants.push_back(fk::parse_variant(argv[i]));
-  if (what == "plain") return plain(*config, variants.front());
+  if (plain_cmd->parsed()) variant_names = {variant_name};
+  for (const std::string& name : variant_names) variants.push_back(fk::parse_variant(name));
+  if (plain_cmd->parsed()) return plain(*config, variants.front());
   const char* only = std::getenv("PROBE_MODES");  // comma-separated mode names, optional
   for (const auto v : variants) {
     for (const Mode& mode : all_modes()) {

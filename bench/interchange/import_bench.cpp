@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "fusionscope/interchange/torch_trace_import.h"
 #include "fusionscope/storage/session_store.h"
 
@@ -103,25 +105,16 @@ Child in_child(Body&& body) {
 
 int main(int argc, char** argv) {
   std::string trace;
-  bool python = true;
+  bool no_python = false;
   fs::path dir = fs::temp_directory_path();
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--no-python") {
-      python = false;
-    } else if (a == "--dir" && i + 1 < argc) {
-      dir = argv[++i];
-    } else if (trace.empty() && !a.empty() && a[0] != '-') {
-      trace = a;
-    } else {
-      std::fprintf(stderr, "usage: %s TRACE.json[.gz] [--no-python] [--dir PATH]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (trace.empty()) {
-    std::fprintf(stderr, "usage: %s TRACE.json[.gz] [--no-python] [--dir PATH]\n", argv[0]);
-    return 2;
-  }
+  CLI::App app{"import_bench: a PyTorch trace imported into a session, next to Python's json.load"};
+  app.add_option("trace", trace, "PyTorch profiler trace (.json or .json.gz)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_flag("--no-python", no_python, "Skip Python's json.load for comparison");
+  app.add_option("--dir", dir, "Where the session goes")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  const bool python = !no_python;
   std::error_code ec;
   const uint64_t file_bytes = fs::file_size(trace, ec);
   const fs::path session = dir / ("import-bench-" + std::to_string(getpid()) + ".fsdb");

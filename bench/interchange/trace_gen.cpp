@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -28,34 +29,16 @@ struct Options {
   int level = 6;
 };
 
-[[noreturn]] void usage(const char* argv0) {
-  std::fprintf(stderr, "usage: %s SOURCE.json.gz --kernels N --out OUT.json[.gz] [--level L]\n",
-               argv0);
-  std::exit(2);
-}
-
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) usage(argv[0]);
-      return argv[++i];
-    };
-    if (a == "--kernels") {
-      o.kernels = std::strtoull(next(), nullptr, 10);
-    } else if (a == "--out") {
-      o.out = next();
-    } else if (a == "--level") {
-      o.level = std::atoi(next());
-    } else if (!a.empty() && a[0] != '-' && o.source.empty()) {
-      o.source = a;
-    } else {
-      usage(argv[0]);
-    }
-  }
-  if (o.source.empty() || o.out.empty() || o.kernels == 0) usage(argv[0]);
-  return o;
+// Adds the options to `app`, filling `o`.
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("source", o.source, "A real PyTorch trace (.json.gz) whose steps are repeated")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--kernels", o.kernels, "Kernels the generated trace holds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--out", o.out, "The trace to write (.json, or .json.gz compressed)")->required();
+  app.add_option("--level", o.level, "gzip level")->capture_default_str()->check(CLI::Range(0, 9));
 }
 
 std::string read_gz(const std::string& path) {
@@ -172,7 +155,10 @@ int64_t ns_of(const ordered& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
+  Options o;
+  CLI::App app{"trace_gen: a large PyTorch trace made of a real one's steps, for import_bench"};
+  add_options(app, o);
+  CLI11_PARSE(app, argc, argv);
   const ordered trace = ordered::parse(read_gz(o.source));
   const ordered& events = trace.at("traceEvents");
 

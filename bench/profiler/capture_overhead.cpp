@@ -10,11 +10,11 @@
 // NVTX ranges (traced and untraced alike), to see what each costs.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "fusionscope/kernels/runner.h"
 #include "fusionscope/profiler/trace_sink.h"
@@ -47,32 +47,25 @@ int main(int argc, char** argv) {
   bool nvtx = true;
   profiler::TracerOptions tracer_options;
   std::filesystem::path dir = std::filesystem::temp_directory_path() / "fusionscope-overhead";
-  for (int i = 1; i < argc; ++i) {
-    auto next = [&] {
-      return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "missing value\n"), std::exit(2), "");
-    };
-    if (!std::strcmp(argv[i], "--rounds"))
-      rounds = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--iters"))
-      iters = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--warmup"))
-      warmup = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--graph"))
-      graph = true;
-    else if (!std::strcmp(argv[i], "--no-driver-api"))
-      tracer_options.driver_api = false;
-    else if (!std::strcmp(argv[i], "--no-nvtx"))
-      nvtx = false;
-    else if (!std::strcmp(argv[i], "--out"))
-      dir = next();
-    else {
-      std::fprintf(stderr,
-                   "usage: %s [--rounds N] [--iters N] [--warmup N] [--graph] [--no-driver-api] "
-                   "[--no-nvtx] [--out DIR]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
+  bool no_driver_api = false, no_nvtx = false;
+  CLI::App app{
+      "fusionscope_capture_overhead: what tracing costs, traced and untraced side by side"};
+  app.add_option("--rounds", rounds, "Rounds of untraced then traced runs")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--iters", iters, "Timed iterations per run")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "Warm-up iterations per run")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--graph", graph, "Replay each forward pass from a CUDA graph");
+  app.add_flag("--no-driver-api", no_driver_api, "Trace without CUDA driver API records");
+  app.add_flag("--no-nvtx", no_nvtx, "Run without the runner's NVTX ranges");
+  app.add_option("--out", dir, "Where the traced sessions go")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  if (no_driver_api) tracer_options.driver_api = false;
+  nvtx = !no_nvtx;
   profiler::Tracer tracer(tracer_options);
   if (!tracer.available()) {
     std::fprintf(stderr, "cannot trace: %s\n", tracer.unavailable_reason().c_str());

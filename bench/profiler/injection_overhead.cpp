@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "fusionscope/kernels/config.h"
@@ -84,27 +85,23 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   int rounds = 5, warmup = 20, iters = 500;
   std::string preset = "geglu-post", variant = "torch-eager";
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--rounds")
-      rounds = std::atoi(next().c_str());
-    else if (a == "--warmup")
-      warmup = std::atoi(next().c_str());
-    else if (a == "--iters")
-      iters = std::atoi(next().c_str());
-    else if (a == "--preset")
-      preset = next();
-    else if (a == "--variant")
-      variant = next();
-    else {
-      std::fprintf(stderr,
-                   "usage: %s [--rounds N] [--warmup N] [--iters N] [--preset NAME] "
-                   "[--variant torch-eager|torch-compile]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
+  CLI::App app{
+      "fusionscope_injection_overhead: what injection capture costs a PyTorch program, next to "
+      "torch.profiler"};
+  app.add_option("--rounds", rounds, "Rounds of each way of running")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "Warm-up iterations per run")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--iters", iters, "Timed iterations per run")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--preset", preset, "Preset to run")->capture_default_str();
+  app.add_option("--variant", variant, "torch-eager or torch-compile")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"torch-eager", "torch-compile"}));
+  CLI11_PARSE(app, argc, argv);
   const auto config = fusionscope::kernels::find_preset(preset);
   if (!config) {
     std::fprintf(stderr, "no preset %s\n", preset.c_str());

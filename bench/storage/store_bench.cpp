@@ -15,6 +15,8 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 
@@ -32,38 +34,20 @@ struct Options {
   bool keep = false;     // leave the last session file behind for inspection
 };
 
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--records")
-      o.records = std::strtoull(next(), nullptr, 10);
-    else if (a == "--batch")
-      o.batch = std::max<size_t>(1, std::strtoull(next(), nullptr, 10));
-    else if (a == "--repeat")
-      o.repeat = std::max(1, std::atoi(next()));
-    else if (a == "--dir")
-      o.dir = next();
-    else if (a == "--shuffle")
-      o.shuffle = true;
-    else if (a == "--keep")
-      o.keep = true;
-    else {
-      std::fprintf(
-          stderr,
-          "usage: %s [--records N] [--batch B] [--repeat R] [--dir PATH] [--shuffle] [--keep]\n",
-          argv[0]);
-      std::exit(2);
-    }
-  }
-  return o;
+// Adds the options to `app`, filling `o`.
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--records", o.records, "Kernel records to write")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch", o.batch, "Records per batch (one transaction)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--repeat", o.repeat, "Sessions written; the figures are the best")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dir", o.dir, "Where the session files go")->capture_default_str();
+  app.add_flag("--shuffle", o.shuffle, "Batches arrive out of start order");
+  app.add_flag("--keep", o.keep, "Leave the last session file behind");
 }
 
 // The reference GeGLU step's five kernels, repeated back to back on one stream like a capture.
@@ -113,7 +97,10 @@ double cpu_seconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
+  Options o;
+  CLI::App app{"store_bench: session store ingest rate and whole-run load time"};
+  add_options(app, o);
+  CLI11_PARSE(app, argc, argv);
   const fs::path path = o.dir / ("fusionscope-bench-" + std::to_string(::getpid()) + ".fsdb");
   std::printf("session store benchmark: %zu kernel records, batches of %zu%s, %d repeats\n",
               o.records, o.batch, o.shuffle ? " (shuffled)" : "", o.repeat);

@@ -11,6 +11,7 @@
 
 #include "app.h"
 #include "capture_dialog.h"
+#include "fusionscope/build_config.h"
 #include "session_edit.h"
 #include "test_paths.h"
 
@@ -31,6 +32,7 @@ void wait_for(AppState& app) {
   }
 }
 
+#if FUSIONSCOPE_HAS_CUDA  // the stand-in target and the injection library are built with CUDA
 TEST(CaptureDialog, TheCommandsRunLandsInTheOpenSession) {
   setenv("FUSIONSCOPE_INJECT_LIBRARY", FUSIONSCOPE_INJECT_LIBRARY, 1);
   AppState app;
@@ -72,6 +74,22 @@ TEST(CaptureDialog, StopKeepsWhatWasTraced) {
   EXPECT_EQ(app.session->runs[0]->data.info.status, storage::RunStatus::kCancelled);
   EXPECT_EQ(app.session->runs[0]->data.kernels.size(), 3u);
 }
+
+#else
+TEST(CaptureDialog, WithoutCudaTheCaptureSaysWhyAndAddsNoRun) {
+  AppState app;
+  ASSERT_TRUE(create_and_open_session(app, testing::scratch_dir() / "c.fsdb"));
+  CaptureDialogState& d = app.capture_program;
+  set(d.command, sizeof d.command, "python3 train.py");
+  ASSERT_TRUE(start_capture_program(app)) << d.form_error;
+  wait_for(app);
+  EXPECT_FALSE(d.running());
+  EXPECT_NE(app.status.find("Did not start: this fusionscope was built without CUDA"),
+            std::string::npos)
+      << app.status;
+  EXPECT_TRUE(app.session->runs.empty());
+}
+#endif
 
 TEST(CaptureDialog, AFormThatCannotRunSaysWhy) {
   AppState app;

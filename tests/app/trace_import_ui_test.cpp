@@ -53,8 +53,7 @@ class Frames {
 TEST(TraceImportUi, ImportsIntoASessionBesideTheTraceAndOpensIt) {
   const fs::path dir = testing::scratch_dir();
   const fs::path trace = dir / "geglu.json.gz";
-  fs::copy_file(testing::torch_fixtures_dir() / "torch_geglu_64x128x768x3072_eager.json.gz",
-                trace);
+  fs::copy_file(testing::torch_fixtures_dir() / "torch_geglu_64x128x768x3072_eager.json.gz", trace);
   std::ofstream(dir / "geglu.fsdb") << "taken";  // an existing file is not overwritten
   EXPECT_EQ(import_session_path(trace), dir / "geglu-2.fsdb");
 

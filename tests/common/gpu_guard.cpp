@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "fusionscope/build_config.h"
+
 #if FUSIONSCOPE_HAS_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -17,7 +19,7 @@ std::string gpu_unavailable_reason() {
   if (count == 0) return "no CUDA device";
   return {};
 #else
-  return "built without CUDA (FUSIONSCOPE_CUDA=OFF)";
+  return kBuiltWithoutCuda;
 #endif
 }
 

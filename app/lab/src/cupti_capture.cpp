@@ -1,6 +1,4 @@
-// The lab's capture in the program: the CUPTI tracer, or none.
-#include <utility>
-
+// The lab's capture in the program: the CUPTI tracer.
 #include "fusionscope/lab/lab.h"
 #include "fusionscope/profiler/tracer.h"
 
@@ -19,30 +17,10 @@ class CuptiCapture final : public Capture {
   profiler::Tracer tracer_;
 };
 
-class NoCapture final : public Capture {
- public:
-  explicit NoCapture(std::string reason) : reason_(std::move(reason)) {}
-  bool available() const override { return false; }
-  std::string unavailable_reason() const override { return reason_; }
-  void begin_run(profiler::TraceSink&) override {}
-  profiler::TraceOutcome end_run() override {
-    profiler::TraceOutcome out;
-    out.status = reason_;
-    return out;
-  }
-
- private:
-  std::string reason_;
-};
-
 }  // namespace
 
 std::unique_ptr<Capture> make_cupti_capture(const profiler::TracerOptions& options) {
   return std::make_unique<CuptiCapture>(options);
-}
-
-std::unique_ptr<Capture> make_no_capture(std::string reason) {
-  return std::make_unique<NoCapture>(std::move(reason));
 }
 
 }  // namespace fusionscope::lab

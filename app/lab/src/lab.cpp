@@ -3,9 +3,9 @@
 #include <exception>
 #include <utility>
 
+#include "device_description.h"
 #include "fusionscope/lab/hardware_counters.h"
 #include "fusionscope/lab/torch_variants.h"
-#include "fusionscope/profiler/device_info.h"
 #include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/utc_time.h"
 #include "run_counters.h"
@@ -32,7 +32,7 @@ Progress::Stage stage_of(kernels::RunProgress::Phase phase) {
 void describe_session(storage::SessionStore& store, int device) {
   storage::SessionInfo info = store.session();
   if (!info.gpu_name.empty()) return;
-  if (profiler::describe_device(device, info)) store.update_session(info);
+  if (describe_device(device, info)) store.update_session(info);
 }
 
 }  // namespace

@@ -4,9 +4,6 @@
 #include <exception>
 #include <utility>
 
-#include "fusionscope/kernels/runner.h"
-#include "fusionscope/profiler/device_info.h"
-
 namespace fusionscope::lab {
 
 namespace {
@@ -14,27 +11,6 @@ namespace {
 using storage::RunStatus;
 
 }  // namespace
-
-DeviceFacts probe_device(int device) {
-  DeviceFacts f;
-  const kernels::DeviceInfo d = kernels::query_device(device);
-  if (!d.available) {
-    f.reason = d.unavailable_reason.empty() ? "no CUDA device" : d.unavailable_reason;
-    return f;
-  }
-  f.available = true;
-  f.name = d.name;
-  f.cc_major = d.cc_major;
-  f.cc_minor = d.cc_minor;
-  f.total_bytes = d.total_memory_bytes;
-  f.free_bytes = d.free_memory_bytes;
-  f.bandwidth_bytes_per_s = d.memory_bandwidth_bytes_per_s;
-  f.tensor_flops = d.peak_tensor_flops;
-  // The FP32 peak comes with the session header's description of the device.
-  storage::SessionInfo info;
-  if (profiler::describe_device(device, info)) f.fp32_flops = info.peak_fp32_tflops * 1e12;
-  return f;
-}
 
 std::vector<Refusal> check_request(const LabRequest& request, const DeviceFacts& device) {
   std::vector<Refusal> refusals;

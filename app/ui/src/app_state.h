@@ -81,11 +81,11 @@ struct AppState {
   TimelineViewState timeline;
   StatsViewState stats;
   ComparisonViewState comparison;
-  LabPanelState lab;      // the live lab (lab_panel.cpp)
-  SweepViewState sweep;   // sweep charts (sweep_chart.cpp)
-  SessionEditState edit;  // new, save as, notes, rename, delete (session_menu.cpp)
+  LabPanelState lab;                   // the live lab (lab_panel.cpp)
+  SweepViewState sweep;                // sweep charts (sweep_chart.cpp)
+  SessionEditState edit;               // new, save as, notes, rename, delete (session_menu.cpp)
   CaptureDialogState capture_program;  // File > Capture a program... (capture_dialog.cpp)
-  UiProbe probe;          // state for tests that drive the window (ui_probe.cpp)
+  UiProbe probe;                       // state for tests that drive the window (ui_probe.cpp)
 
   std::string view = "timeline";  // the id of the view in front (view_registry.h)
   bool view_requested = false;    // select `view`'s tab on the next frame

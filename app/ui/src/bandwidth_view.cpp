@@ -49,11 +49,11 @@ void axis_header(ImDrawList* draw, const Columns& c, float y, const analysis::Ce
   draw->AddText(ImVec2(c.bw_x0, y), text, "DRAM bandwidth");
   draw->AddText(ImVec2(c.by_x0, y), text, "DRAM bytes");
   // Legend of the byte column after its title.
-  const chart::LegendEntry keys[] = {{"read", kReadFill, chart::Mark::kSwatch},
-                                     {"write", kWriteFill, chart::Mark::kSwatch},
-                                     {"plan's fewest", kMinFill, chart::Mark::kSwatch},
-                                     {"of it, output the L2 may hold", kMinL2Fill,
-                                      chart::Mark::kSwatch}};
+  const chart::LegendEntry keys[] = {
+      {"read", kReadFill, chart::Mark::kSwatch},
+      {"write", kWriteFill, chart::Mark::kSwatch},
+      {"plan's fewest", kMinFill, chart::Mark::kSwatch},
+      {"of it, output the L2 may hold", kMinL2Fill, chart::Mark::kSwatch}};
   chart::legend_at(draw,
                    ImVec2(c.by_x0 + ImGui::CalcTextSize("DRAM bytes").x + 14 * theme.scale, y),
                    keys, theme);

@@ -62,9 +62,7 @@ void draw_controls(AppState& app, ComparisonViewState& s) {
 
 std::string speedup_text(const std::optional<double>& x) {
   if (!x) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", *x);
-  return buf;
+  return analysis::format_factor(*x, 2);
 }
 
 void speedup_cell(const std::optional<double>& x, const Theme& theme) {
@@ -193,9 +191,7 @@ void traffic_table(const Session& session, const LoadedRun& a, const LoadedRun& 
         false);
     auto excess = [](bool has, const analysis::RunTraffic& t) -> std::string {
       if (!has || !(t.min_bytes() > 0)) return "-";
-      char buf[24];
-      std::snprintf(buf, sizeof buf, "%.2fx", t.excess_over_min());
-      return buf;
+      return analysis::format_factor(t.excess_over_min(), 2);
     };
     row("Measured / fewest", excess(ha, ta), excess(hb, tb), std::nullopt, false);
     row("Achieved bandwidth", ha ? format_bandwidth(ta.bandwidth()) : "-",
@@ -204,9 +200,7 @@ void traffic_table(const Session& session, const LoadedRun& a, const LoadedRun& 
     if (peaks.bandwidth > 0) {
       auto share = [&](bool has, const analysis::RunTraffic& t) -> std::string {
         if (!has) return "-";
-        char buf[24];
-        std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * t.bandwidth() / peaks.bandwidth);
-        return buf;
+        return analysis::format_percent(t.bandwidth() / peaks.bandwidth);
       };
       const std::string name = "of the " + ceiling_source(peaks.bandwidth_calibrated) + " " +
                                format_bandwidth(peaks.bandwidth);

@@ -57,19 +57,10 @@ std::string metric_value(const storage::RunData& d, const storage::KernelMetricR
   const std::string& unit = d.str(m.unit);
   if (unit == "byte" || unit == "bytes") return format_bytes(m.value);
   if (unit == "ns" || unit == "nsecond" || unit == "nanosecond") return format_duration(m.value);
+  if (unit == "byte/second") return analysis::format_bandwidth(m.value);
+  if (unit == "flop/second") return analysis::format_flop_rate(m.value);
+  if (unit == "percent") return analysis::format_percent(m.value / 100.0, 1);
   char buf[64];
-  if (unit == "byte/second") {
-    std::snprintf(buf, sizeof buf, "%.0f GB/s", m.value / 1e9);
-    return buf;
-  }
-  if (unit == "flop/second") {
-    std::snprintf(buf, sizeof buf, "%.2f TFLOP/s", m.value / 1e12);
-    return buf;
-  }
-  if (unit == "percent") {
-    std::snprintf(buf, sizeof buf, "%.1f %%", m.value);
-    return buf;
-  }
   std::snprintf(buf, sizeof buf, "%.4g %s", m.value, unit.c_str());
   return buf;
 }
@@ -113,7 +104,8 @@ void counters_table(const TimelineRun& tr, const storage::KernelRecord& k) {
   const auto metrics = tr.run->metrics_for(k.correlation_id);
   if (metrics.empty()) return;
   ImGui::Spacing();
-  ImGui::TextDisabled("Hardware counters (counters pass: DRAM bytes as Nsight Compute counts them)");
+  ImGui::TextDisabled(
+      "Hardware counters (counters pass: DRAM bytes as Nsight Compute counts them)");
   if (!ImGui::BeginTable("##counters", 2,
                          ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg))
     return;
@@ -132,10 +124,9 @@ void counters_table(const TimelineRun& tr, const storage::KernelRecord& k) {
     if (name == "dram__bytes_write.sum") written = m->value;
   }
   if (read >= 0 && written >= 0 && k.end_ns > k.start_ns) {
-    const double gbs = (read + written) / static_cast<double>(k.end_ns - k.start_ns);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.0f GB/s over this kernel's time", gbs);
-    row_text("DRAM bandwidth", buf);
+    const double bytes_per_s = (read + written) * 1e9 / static_cast<double>(k.end_ns - k.start_ns);
+    row_text("DRAM bandwidth",
+             analysis::format_bandwidth(bytes_per_s) + " over this kernel's time");
   }
   ImGui::EndTable();
 }

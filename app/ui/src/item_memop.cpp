@@ -70,10 +70,8 @@ void details(const TimelineRun& tr, uint32_t i, const Theme& theme) {
   row_text("Size", format_bytes(static_cast<double>(m.bytes)));
   row_text("Duration", format_duration(duration(m.start_ns, m.end_ns)));
   if (m.end_ns > m.start_ns) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f GB/s",
-                  static_cast<double>(m.bytes) / duration(m.start_ns, m.end_ns));
-    row_text("Throughput", buf);
+    row_text("Throughput", analysis::format_bandwidth(static_cast<double>(m.bytes) * 1e9 /
+                                                      duration(m.start_ns, m.end_ns)));
   }
   row_text("Start", format_duration(duration(tr.origin_ns, m.start_ns)) + " on the axis");
   row_text("Device, stream", std::to_string(m.device) + ", " + std::to_string(m.stream));

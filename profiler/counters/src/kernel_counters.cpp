@@ -52,15 +52,6 @@ const std::vector<std::string>& dram_kernel_metrics() {
   return metrics;
 }
 
-double CounterPassResult::value(size_t kernel, std::string_view name) const {
-  if (kernel < kernels.size()) {
-    for (size_t i = 0; i < metrics.size(); ++i) {
-      if (metrics[i] == name && i < kernels[kernel].values.size()) return kernels[kernel].values[i];
-    }
-  }
-  return std::numeric_limits<double>::quiet_NaN();
-}
-
 struct KernelCounterSession::Impl {
   CounterPassOptions options;
   CounterStatus begin_status{CounterAvailability::kFailed, "the session was not begun"};

@@ -48,13 +48,6 @@ const std::vector<std::string>& default_sample_metrics() {
   return metrics;
 }
 
-int PmSamplingResult::metric_index(std::string_view metric) const {
-  for (size_t i = 0; i < metrics.size(); ++i) {
-    if (metrics[i] == metric) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 std::vector<PmGap> sample_gaps(const std::vector<PmSample>& samples, uint64_t interval_ns,
                                int64_t stopped_ns) {
   std::vector<PmGap> gaps;

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fusionscope/build_config.h"
 #include "fusionscope/storage/run_writer.h"
 #include "fusionscope/storage/session_store.h"
 #include "gpu_guard.h"
@@ -37,7 +38,15 @@ Result run(const std::string& args) {
   return r;
 }
 
+// Capture's own behaviour needs a build with CUDA; without it, the command says why it is absent.
+#define REQUIRE_CUDA_BUILD()                                                               \
+  do {                                                                                     \
+    if (!FUSIONSCOPE_HAS_CUDA)                                                             \
+      GTEST_SKIP() << "built without CUDA: capture is absent (CaptureCli.WithoutCuda...)"; \
+  } while (0)
+
 TEST(CaptureCli, UsageMistakesAreExplainedWithExitCode2) {
+  REQUIRE_CUDA_BUILD();
   const fs::path dir = fusionscope::testing::scratch_dir();
   const std::string out = (dir / "s.fsdb").string();
 
@@ -71,6 +80,7 @@ TEST(CaptureCli, UsageMistakesAreExplainedWithExitCode2) {
 }
 
 TEST(CaptureCli, WithoutAGpuSaysWhyAndWritesNothing) {
+  REQUIRE_CUDA_BUILD();
   if (fusionscope::testing::gpu_unavailable_reason().empty())
     GTEST_SKIP() << "a GPU is present: this test covers machines without one";
   const fs::path out = fusionscope::testing::scratch_dir() / "s.fsdb";
@@ -78,6 +88,22 @@ TEST(CaptureCli, WithoutAGpuSaysWhyAndWritesNothing) {
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("no GPU to run on: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("nothing was captured"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(CaptureCli, WithoutCudaCaptureAndCalibrateSayWhyAndWriteNothing) {
+  if (FUSIONSCOPE_HAS_CUDA) GTEST_SKIP() << "built with CUDA: capture and calibrate are there";
+  const fs::path out = fusionscope::testing::scratch_dir() / "s.fsdb";
+  for (const std::string& args :
+       {"capture --preset geglu-post --variants eager --out " + out.string(),
+        std::string("capture"), "capture --out " + out.string() + " -- /bin/true",
+        "calibrate --session " + out.string()}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.code, 1) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(": not available: this fusionscope was built without CUDA"),
+              std::string::npos)
+        << args << ": " << r.output;
+  }
   EXPECT_FALSE(fs::exists(out));
 }
 
@@ -111,6 +137,7 @@ TEST(ReportCli, PrintsASessionAndRefusesMissingFiles) {
 
 }  // namespace
 
+#if FUSIONSCOPE_HAS_CUDA  // the stand-in target and the injection library are built with CUDA
 namespace {
 
 // `capture -- COMMAND` with the stand-in target: exit statuses and messages as a person sees them.
@@ -174,3 +201,4 @@ TEST(CaptureCli, CommandCaptureMistakesAreExplained) {
 }
 
 }  // namespace
+#endif  // FUSIONSCOPE_HAS_CUDA

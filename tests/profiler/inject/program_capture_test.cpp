@@ -77,7 +77,8 @@ TEST(ProgramCapture, TheCountersPassIsKeyedToTheTracedKernelsOfItsWindow) {
   r.counters_command.back() = "counters";
   const ProgramCaptureOutcome out = capture_program(store, r);
   ASSERT_EQ(out.status, storage::RunStatus::kOk) << out.error;
-  EXPECT_EQ(out.kernel_counters.rfind("ok: 1 kernels of iteration 2", 0), 0u) << out.kernel_counters;
+  EXPECT_EQ(out.kernel_counters.rfind("ok: 1 kernels of iteration 2", 0), 0u)
+      << out.kernel_counters;
   const storage::RunData run = store.load_run(out.run_id);
   ASSERT_EQ(run.kernel_metrics.size(), 1u);
   // The fake target launches iteration i's kernel with correlation id 100 + i.

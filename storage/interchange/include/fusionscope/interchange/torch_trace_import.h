@@ -90,10 +90,10 @@ struct TorchTrace {
   std::string variant;           // "torch-eager", "torch-compile" or "torch-cuda-graph"
   std::string dtype;             // most common floating input type of the cpu_ops, or ""
   std::string trace_id;
-  int profiler_steps = 0;     // ProfilerStep#N annotations
-  int warmup_steps = 0;       // of those, warm-up iterations (our own exports say how many)
+  int profiler_steps = 0;        // ProfilerStep#N annotations
+  int warmup_steps = 0;          // of those, warm-up iterations (our own exports say how many)
   std::string exported_variant;  // the variant of the run our own export came from, or ""
-  int64_t steps_wall_ns = 0;  // first step start to last step end
+  int64_t steps_wall_ns = 0;     // first step start to last step end
   std::vector<std::string> strings{""};
   std::vector<storage::KernelRecord> kernels;
   std::vector<storage::MemopRecord> memops;

@@ -1,0 +1,27 @@
+# Fails when a source file is compiled into more than one target: one object per source, so a
+# library is linked where its code is needed, never built again beside it. Reads the build's
+# compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS).
+#   cmake -DCOMPILE_COMMANDS=<build>/compile_commands.json -P each_source_once.cmake
+cmake_minimum_required(VERSION 3.25)
+file(READ "${COMPILE_COMMANDS}" json)
+string(JSON count LENGTH "${json}")
+if(count EQUAL 0)
+  message(FATAL_ERROR "${COMPILE_COMMANDS} lists no compilations")
+endif()
+math(EXPR last "${count} - 1")
+set(seen "")
+set(twice "")
+foreach(i RANGE ${last})
+  string(JSON file GET "${json}" ${i} file)
+  if(file IN_LIST seen)
+    list(APPEND twice "${file}")
+  else()
+    list(APPEND seen "${file}")
+  endif()
+endforeach()
+if(twice)
+  list(REMOVE_DUPLICATES twice)
+  list(JOIN twice "\n  " lines)
+  message(FATAL_ERROR "compiled into more than one target:\n  ${lines}")
+endif()
+message(STATUS "${count} compilations, each source once")
