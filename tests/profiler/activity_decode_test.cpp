@@ -227,7 +227,7 @@ TEST(ActivityDecode, GraphReplayedKernelsTakeTheOpOfTheCapturedNode) {
 
 TEST(ActivityDecode, WritesInBatchesOfTheConfiguredSize) {
   MemorySink sink;
-  RunAssembler assembler(sink, {"fusionscope", "iteration", 2});
+  RunAssembler assembler(sink, {"fusionscope", "iteration", 2, {}});
   ActivityBuffer buf;
   for (uint32_t i = 0; i < 5; ++i) {
     buf.add(t::launch_record(100 * i + 10, 1, i + 1));
@@ -268,7 +268,7 @@ TEST(ActivityDecode, StripsCallbackVersionSuffixes) {
 
 TEST(BufferPipeline, DecodesBuffersPushedFromManyThreads) {
   MemorySink sink;
-  RunAssembler assembler(sink, {"fusionscope", "iteration", 64});
+  RunAssembler assembler(sink, {"fusionscope", "iteration", 64, {}});
   std::atomic<int> released{0};
   BufferPipeline pipeline([&](uint8_t* b) {
     std::free(b);
@@ -297,7 +297,7 @@ TEST(BufferPipeline, DecodesBuffersPushedFromManyThreads) {
 TEST(BufferPipeline, AStoreThatCannotWriteIsReportedAndNothingCrashes) {
   MemorySink sink;
   sink.fail_writes = true;
-  RunAssembler assembler(sink, {"fusionscope", "iteration", 1});
+  RunAssembler assembler(sink, {"fusionscope", "iteration", 1, {}});
   BufferPipeline pipeline([](uint8_t* b) { std::free(b); });
   pipeline.attach(&assembler);
   for (int i = 0; i < 3; ++i) {
