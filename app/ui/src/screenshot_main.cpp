@@ -10,6 +10,9 @@
 #include <imgui_impl_opengl3.h>
 
 #include "app.h"
+#include "fusionscope/storage/output_file.h"
+#include "fusionscope/storage/printable.h"
+#include "fusionscope/storage/session_store.h"
 #include "gl_capture.h"
 #include "lab_demo.h"
 #include "platform.h"
@@ -18,6 +21,7 @@
 #include "ui/gui_main.h"
 #include "ui_probe.h"
 #include "view_registry.h"
+#include "views.h"
 
 namespace fusionscope::ui {
 
@@ -68,6 +72,22 @@ bool select_kernel(AppState& app, const std::string& text) {
   return found;
 }
 
+// --area FROM:TO (microseconds from the ruler's 0) as the timeline's area selection.
+bool select_area(AppState& app, const std::string& text) {
+  double from = 0, to = 0;
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%lf:%lf%n", &from, &to, &consumed) != 2 ||
+      consumed != static_cast<int>(text.size()) || !(to > from))
+    return false;
+  TimelineState& t = app.timeline.timeline;
+  const double zero = time_zero(t, shown_timeline_runs(app));
+  t.has_range = true;
+  t.range_a = zero + from * 1e3;
+  t.range_b = zero + to * 1e3;
+  t.area.all_rows = true;
+  return true;
+}
+
 void render_frame(AppState& app, const OffscreenTarget& target, int width, int height) {
   ImGuiIO& io = ImGui::GetIO();
   io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
@@ -80,42 +100,26 @@ void render_frame(AppState& app, const OffscreenTarget& target, int width, int h
   ImGui::Render();
   target.bind();
   glViewport(0, 0, width, height);
-  glClearColor(0.105f, 0.113f, 0.129f, 1.0f);
+  const ImVec4 bg = clear_colour(app.theme.light);
+  glClearColor(bg.x, bg.y, bg.z, bg.w);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
-}  // namespace
+void remove_if_empty(const std::string& path) {
+  try {
+    if (!storage::SessionStore::open(path).runs().empty()) return;
+  } catch (const storage::StoreError&) {
+    return;  // not ours to judge: leave it
+  }
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(path + suffix, ec);
+}
 
-int run_screenshot(const ScreenshotOptions& o) {
-  if (!o.view.empty() && !find_view(o.view)) {
-    std::fprintf(stderr, "fusionscope screenshot: unknown view \"%s\" (%s)\n", o.view.c_str(),
-                 view_ids_text().c_str());
-    return 2;
-  }
-  if (o.width < 64 || o.height < 64 || o.width > 8192 || o.height > 8192) {
-    std::fprintf(stderr, "fusionscope screenshot: size %dx%d is outside 64x64 to 8192x8192\n",
-                 o.width, o.height);
-    return 2;
-  }
+int screenshot_session(const ScreenshotOptions& o, std::string path,
+                       const storage::OutputRules& out_rules) {
   const bool lab_run = !o.lab_preset.empty();
-  if (lab_run && o.session_path.empty()) {
-    std::fprintf(stderr,
-                 "fusionscope screenshot: --lab needs a session file to write the runs into "
-                 "(it is created when missing)\n");
-    return 2;
-  }
-  std::string path = o.session_path;
-  if (lab_run && !std::filesystem::exists(path)) {
-    try {
-      storage::SessionInfo info;
-      info.name = std::filesystem::path(path).stem().string();
-      storage::SessionStore::create(path, info);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fusionscope screenshot: %s\n", e.what());
-      return 1;
-    }
-  }
   if (path.empty()) {
     path = find_sample_session().string();
     if (path.empty()) {
@@ -162,7 +166,8 @@ int run_screenshot(const ScreenshotOptions& o) {
   {
     OffscreenTarget target;
     AppState app;
-    app.theme = make_theme(p.scale);
+    app.theme = make_theme(p.scale, o.light);
+    apply_style(p.scale, o.light);
     app.font_file = p.font_file;
     app.gpu = query_gpus();
     app.solo = o.view;
@@ -175,17 +180,38 @@ int run_screenshot(const ScreenshotOptions& o) {
                    o.select.c_str());
       code = 1;
     }
+    if (!o.find.empty()) {
+      app.find.open = true;
+      std::snprintf(app.find.text, sizeof app.find.text, "%s", o.find.c_str());
+    }
+    if (!o.area.empty() && !select_area(app, o.area)) {
+      std::fprintf(stderr,
+                   "fusionscope screenshot: --area must be FROM:TO in microseconds, FROM < TO "
+                   "(got \"%s\")\n",
+                   o.area.c_str());
+      code = 2;
+    }
     if (code == 0 && !target.create(o.width, o.height, &error)) {
       std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
       code = 1;
     }
     if (code == 0) {
       if (const ViewInfo* v = find_view(o.view); v && v->tab) app.view = v->id;
+      if (const ViewInfo* v = find_view(o.tab); v && v->tab) show_view(app, v->id);
       auto frame = [&] { render_frame(app, target, o.width, o.height); };
       auto capture = [&](const std::string& png) {
         const Image image = read_pixels(0, 0, o.width, o.height, o.width, o.height);
-        if (write_png(png, image, &error)) return true;
-        std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
+        // Beside the target first, renamed over it once whole: a full disk leaves no half PNG.
+        try {
+          storage::OutputFile file(png, out_rules);
+          if (write_png(file.temp_path().string(), image, &error)) {
+            file.commit();
+            return true;
+          }
+        } catch (const storage::OutputError& e) {
+          error = e.what();
+        }
+        std::fprintf(stderr, "fusionscope screenshot: %s\n", storage::printable(error).c_str());
         return false;
       };
       if (lab_run) {
@@ -210,6 +236,62 @@ int run_screenshot(const ScreenshotOptions& o) {
     }
   }
   close_platform(p);
+  return code;
+}
+
+}  // namespace
+
+int run_screenshot(const ScreenshotOptions& o) {
+  if (!o.view.empty() && !find_view(o.view)) {
+    std::fprintf(stderr, "fusionscope screenshot: unknown view \"%s\" (%s)\n", o.view.c_str(),
+                 view_ids_text().c_str());
+    return 2;
+  }
+  if (o.width < 64 || o.height < 64 || o.width > 8192 || o.height > 8192) {
+    std::fprintf(stderr, "fusionscope screenshot: size %dx%d is outside 64x64 to 8192x8192\n",
+                 o.width, o.height);
+    return 2;
+  }
+  const bool lab_run = !o.lab_preset.empty();
+  if (lab_run && o.session_path.empty()) {
+    std::fprintf(stderr,
+                 "fusionscope screenshot: --lab needs a session file to write the runs into "
+                 "(it is created when missing)\n");
+    return 2;
+  }
+  // The pictures are checked before anything runs: never the session, never an input, never
+  // one picture over the other, an existing file only with --force.
+  storage::OutputRules out_rules;
+  out_rules.force = o.force;
+  out_rules.inputs = {o.session_path, find_sample_session()};
+  try {
+    storage::check_output(o.out_path, out_rules);
+    if (!o.lab_during.empty()) {
+      storage::OutputRules during = out_rules;
+      during.others = {o.out_path};
+      storage::check_output(o.lab_during, during);
+    }
+  } catch (const storage::OutputError& e) {
+    std::fprintf(stderr, "fusionscope screenshot: %s\n", storage::printable(e.what()).c_str());
+    return e.kind() == storage::OutputError::Kind::kArguments ? 2 : 1;
+  }
+
+  std::string path = o.session_path;
+  // A session --lab creates is removed again if the job stores no run in it (no GPU, say).
+  bool created = false;
+  if (lab_run && !std::filesystem::exists(std::filesystem::symlink_status(path))) {
+    try {
+      storage::SessionInfo info;
+      info.name = std::filesystem::path(path).stem().string();
+      storage::SessionStore::create(path, info);
+      created = true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fusionscope screenshot: %s\n", e.what());
+      return 1;
+    }
+  }
+  const int code = screenshot_session(o, path, out_rules);
+  if (created) remove_if_empty(path);
   return code;
 }
 
