@@ -35,11 +35,21 @@ void add_screenshot_command(CLI::App& app) {
   cmd->add_option("--size", args->size, "Image size WxH (default 1600x1000)");
   cmd->add_option("--view", args->options.view, ui::screenshot_views_help())
       ->check(CLI::IsMember(ui::screenshot_views()));
+  cmd->add_option("--tab", args->options.tab,
+                  "The view in front when the whole window is drawn (its id, as for --view)")
+      ->check(CLI::IsMember(ui::screenshot_views()));
   cmd->add_option("--runs", args->options.runs,
                   "Runs by id or name, comma separated: the timeline's runs, or comparison's A,B")
       ->delimiter(',');
   cmd->add_option("--select", args->options.select,
                   "Select the first timed kernel whose name contains this (timeline views)");
+  cmd->add_option("--find", args->options.find,
+                  "Open the timeline's Find bar with this query (substring of a kernel, op, API "
+                  "call or range name)");
+  cmd->add_option("--area", args->options.area,
+                  "Select an area of the timeline across every row: FROM:TO in microseconds "
+                  "from the ruler's 0 (the first timed iteration), e.g. 0:250");
+  cmd->add_flag("--light", args->options.light, "The light theme (default dark)");
   cmd->add_option("--scale", args->options.scale, "UI scale, 1 to 3 (default 1)")
       ->check(CLI::Range(1.0f, 3.0f));
   // The live lab, headless (docs/lab.md): needs a CUDA GPU; SESSION receives the runs.

@@ -135,7 +135,7 @@ Figures bench_draw(const LaneIndex& lane, const std::vector<LodView>& vs,
     row.y1 = 100 + theme.row_height;
     row.t0_ns = static_cast<double>(v.begin_ns);
     row.px_per_ns = kWidthPx / static_cast<double>(v.end_ns - v.begin_ns);
-    fusionscope::ui::draw_row_boxes(ImGui::GetWindowDrawList(), row, boxes,
+    fusionscope::ui::draw_row_boxes(ImGui::GetWindowDrawList(), row, lane, boxes,
                                     fusionscope::ui::ItemLookFn{&ctx, look}, theme, ImVec2(-1, -1));
     ImGui::End();
     ImGui::Render();

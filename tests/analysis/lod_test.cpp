@@ -1,5 +1,6 @@
 #include "fusionscope/analysis/lod.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -217,6 +218,37 @@ TEST(Lod, BackToBackItemsWithSmallGapsMergeIntoOneBlock) {
   const auto boxes = lod(lane, 0, t, static_cast<double>(t) / 100.0);
   ASSERT_EQ(boxes.size(), 1u);
   EXPECT_EQ(boxes[0].count, 5000u);
+}
+
+}  // namespace
+}  // namespace fusionscope::analysis
+
+namespace fusionscope::analysis {
+namespace {
+
+// Density of zoomed-out rows: the busy fraction of a window, checked against a brute-force sum.
+TEST(LaneDensity, BusyFractionMatchesTheCoveredTime) {
+  LaneIndex lane;
+  lane.push(0, 10, 0);
+  lane.push(20, 30, 1);
+  lane.push(30, 60, 2);
+  lane.push(100, 101, 3);
+  EXPECT_DOUBLE_EQ(lane.busy_fraction(0, 100), 50.0 / 100);
+  EXPECT_DOUBLE_EQ(lane.busy_fraction(5, 25), 10.0 / 20);  // 5 of the first, 5 of the second
+  EXPECT_DOUBLE_EQ(lane.busy_fraction(40, 50), 1.0);       // inside the third
+  EXPECT_DOUBLE_EQ(lane.busy_fraction(60, 100), 0.0);      // the gap
+  EXPECT_DOUBLE_EQ(lane.busy_fraction(0, 200), 51.0 / 200);
+  EXPECT_DOUBLE_EQ(lane.busy_fraction(10, 10), 0.0);
+  // Any window of a lane of non-overlapping items agrees with a brute-force sum.
+  for (int64_t a = -5; a < 110; a += 7)
+    for (int64_t b = a + 1; b < 120; b += 11) {
+      int64_t covered = 0;
+      for (size_t i = 0; i < lane.size(); ++i)
+        covered += std::max<int64_t>(0, std::min(lane.end[i], b) - std::max(lane.start[i], a));
+      EXPECT_NEAR(lane.busy_fraction(a, b),
+                  static_cast<double>(covered) / static_cast<double>(b - a), 1e-12)
+          << a << " " << b;
+    }
 }
 
 }  // namespace

@@ -51,15 +51,6 @@ void type_path(const Driver& d, const fs::path& path) {
   ASSERT_TRUE(d.enter_until([](const UiState& u) { return u.get("popup") != "file browser"; }));
 }
 
-bool wait_for_file(const fs::path& p, double seconds) {
-  for (int i = 0; i < static_cast<int>(seconds * 20); ++i) {
-    std::error_code ec;
-    if (fs::exists(p, ec) && fs::file_size(p, ec) > 0) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 // File > Export screenshot... (or another File menu item), then the path typed into the file
 // browser and confirmed with Enter.
 void export_window(const Driver& d, const fs::path& png,
@@ -67,7 +58,15 @@ void export_window(const Driver& d, const fs::path& png,
   ASSERT_TRUE(d.click("menu.file"));
   ASSERT_TRUE(d.click(item)) << describe(d.last());
   type_path(d, png);
-  ASSERT_TRUE(wait_for_file(png, 15)) << "no screenshot at " << png;
+  // The app says so once the file is written whole.
+  ASSERT_TRUE(d.wait(
+      [&](const UiState& u) {
+        return u.get("status").rfind("Saved", 0) == 0 &&
+               u.get("status").find(png.string()) != std::string::npos;
+      },
+      15))
+      << "no screenshot at " << png << "\n"
+      << describe(d.last());
 }
 
 TEST(LabGui, OpensASessionComparesTwoSelectedRunsAndExportsTheWindow) {

@@ -36,6 +36,7 @@ class Frames {
     ImGui::NewFrame();
     app.probe.open_popup.clear();
     draw_trace_import(app);
+    poll_loading(app);  // the imported session opens on a worker
     ImGui::Render();
   }
   // Frames until the import has ended and its outcome is taken (at most 30 s).
@@ -46,6 +47,7 @@ class Frames {
       saw_popup |= app.probe.open_popup == "trace import";
     }
     frame(app);  // takes the outcome
+    while (poll_loading(app) && std::chrono::steady_clock::now() < limit) frame(app);
     frame(app);
   }
 };

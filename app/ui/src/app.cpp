@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <exception>
 #include <stdexcept>
 
@@ -27,25 +29,114 @@ void show_error(AppState& app, std::string title, std::string message) {
   app.error.open_requested = true;
 }
 
-bool open_session_file(AppState& app, const fs::path& path, bool is_sample) {
-  try {
-    std::unique_ptr<Session> session = open_session(path);
-    // The built-in sample is never written, however it was opened.
-    session->is_sample = is_sample || same_file(path, find_sample_session());
-    app.session = std::move(session);
-  } catch (const std::exception& e) {
-    show_error(app, "Cannot open session", e.what());
-    return false;
-  }
+namespace {
+
+// Makes `session` the open one: the views start over on it.
+void install_session(AppState& app, std::unique_ptr<Session> session, const fs::path& path,
+                     bool is_sample) {
+  // The built-in sample is never written, however it was opened.
+  session->is_sample = is_sample || same_file(path, find_sample_session());
+  app.session = std::move(session);
   app.runs = {};
   app.timeline = {};
   app.stats = {};
   app.comparison = {};
+  app.find.key.clear();
   choose_default_runs(app);
-  if (!is_sample) remember(app.recent, fs::absolute(path).string());
+  if (!app.session->is_sample) remember(app.recent, fs::absolute(path).string());
   app.status = "Opened " + path.string();
+}
+
+}  // namespace
+
+bool open_session_file(AppState& app, const fs::path& path, bool is_sample) {
+  std::unique_ptr<Session> session;
+  try {
+    session = open_session(path);
+  } catch (const storage::StoreError& e) {
+    show_error(app, "Cannot open session", e.what());
+    return false;
+  }
+  install_session(app, std::move(session), path, is_sample);
   return true;
 }
+
+void begin_open_session(AppState& app, const fs::path& path, bool is_sample,
+                        std::string done_status) {
+  app.loading = SessionLoader::open(path);
+  app.loading_sample = is_sample;
+  app.loading_done_status = std::move(done_status);
+  app.status = "Opening " + path.string();
+}
+
+void begin_open_sample_session(AppState& app) {
+  const fs::path sample = find_sample_session();
+  if (sample.empty()) {
+    open_sample_session(app);  // says where it was looked for
+    return;
+  }
+  begin_open_session(app, sample, true);
+}
+
+void open_dropped_files(AppState& app, const std::vector<std::string>& paths) {
+  for (const std::string& p : paths) {
+    const fs::path path(p);
+    if (path.extension() == ".fsdb")
+      begin_open_session(app, path);
+    else if (is_trace_file(path))
+      start_trace_import(app, path);
+    else
+      show_error(app, "Cannot open " + path.filename().string(),
+                 p + " is neither a session (.fsdb) nor a PyTorch profiler trace (.json, "
+                     ".json.gz).");
+  }
+}
+
+// Takes a finished load: its session replaces the open one, or an error says why.
+bool poll_loading(AppState& app) {
+  if (!app.loading) return false;
+  if (!app.loading->done()) return true;
+  std::string error;
+  std::unique_ptr<Session> session = app.loading->take(&error);
+  const fs::path path = app.loading->path();
+  const bool cancelled = app.loading->cancelled();
+  const bool sample = app.loading_sample;
+  app.loading.reset();
+  if (session) {
+    install_session(app, std::move(session), path, sample);
+    if (!app.loading_done_status.empty()) app.status = app.loading_done_status;
+  } else if (cancelled)
+    app.status = "Cancelled opening " + path.string();
+  else
+    show_error(app, "Cannot open session", error);
+  return false;
+}
+
+namespace {
+
+// The load in progress: what it is doing, how far it is, and Cancel.
+void draw_loading(AppState& app) {
+  if (!app.loading) return;
+  const LoadProgress p = app.loading->progress();
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float em = ImGui::GetFontSize();
+  ImGui::SetNextWindowPos(
+      ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y - em * 3),
+      ImGuiCond_Always, ImVec2(0.5f, 1.0f));
+  ImGui::SetNextWindowSize(ImVec2(em * 34, 0));
+  ImGui::Begin("##loading", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_AlwaysAutoResize);
+  ImGui::Text("Opening %s", app.loading->path().filename().c_str());
+  ImGui::TextDisabled("%s", p.stage.c_str());
+  ImGui::ProgressBar(static_cast<float>(p.fraction), ImVec2(-em * 6, 0));
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel", ImVec2(-1, 0))) app.loading->cancel();
+  probe_item(app, "loading.cancel");
+  ImGui::End();
+}
+
+}  // namespace
 
 void choose_default_runs(AppState& app) {
   const Session& session = *app.session;
@@ -129,6 +220,24 @@ void open_sample_session(AppState& app) {
 
 namespace {
 
+void remember_settings(AppState& app) {
+  std::string why;
+  if (!save_settings(app.settings, &why)) app.status = "Settings not saved: " + why;
+}
+
+void set_theme(AppState& app, bool light) {
+  app.settings.light = light;
+  app.theme = make_theme(app.theme.scale, light);
+  apply_style(app.theme.scale, light);
+  remember_settings(app);
+}
+
+void set_ui_scale(AppState& app, float scale) {
+  app.settings.scale = scale;
+  app.rescale_to = scale;  // fonts are rebuilt between frames (gui_main.cpp)
+  remember_settings(app);
+}
+
 void draw_menu_bar(AppState& app) {
   if (!ImGui::BeginMainMenuBar()) return;
   const bool file_open = ImGui::BeginMenu("File");
@@ -139,8 +248,11 @@ void draw_menu_bar(AppState& app) {
       open_file_browser(
           app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open",
           app.session && !app.session->is_sample ? app.session->path.parent_path() : fs::path());
-    if (ImGui::MenuItem("Open the sample session")) open_sample_session(app);
-    if (ImGui::MenuItem("Import PyTorch trace...", nullptr, false, !trace_import_running()))
+    if (ImGui::MenuItem("Open the sample session")) begin_open_sample_session(app);
+    const bool import_clicked =
+        ImGui::MenuItem("Import PyTorch trace...", nullptr, false, !trace_import_running());
+    probe_item(app, "menu.file.import");
+    if (import_clicked)
       open_file_browser(app.file_browser, FileBrowserMode::kOpen,
                         "Import a PyTorch profiler trace (.json or .json.gz)", "", "import-trace");
     if (ImGui::BeginMenu("Recent", !app.recent.paths.empty())) {
@@ -156,7 +268,7 @@ void draw_menu_bar(AppState& app) {
           forget(app.recent, chosen);
           show_error(app, "Cannot open session", chosen + " no longer exists.");
         } else {
-          open_session_file(app, chosen);
+          begin_open_session(app, chosen);
         }
       }
     }
@@ -186,6 +298,20 @@ void draw_menu_bar(AppState& app) {
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.description);
     }
     ImGui::Separator();
+    if (ImGui::BeginMenu("Theme")) {
+      if (ImGui::MenuItem("Dark", nullptr, !app.theme.light)) set_theme(app, false);
+      if (ImGui::MenuItem("Light", nullptr, app.theme.light)) set_theme(app, true);
+      ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("UI scale")) {
+      for (float scale : {1.0f, 1.25f, 1.5f, 1.75f, 2.0f}) {
+        char label[16];
+        std::snprintf(label, sizeof label, "%.0f%%", scale * 100);
+        if (ImGui::MenuItem(label, nullptr, std::abs(app.theme.scale - scale) < 0.01f))
+          set_ui_scale(app, scale);
+      }
+      ImGui::EndMenu();
+    }
     bool by_kernel = app.timeline.timeline.color_mode == ColorMode::kByKernel;
     if (ImGui::MenuItem("Colour kernels by name", nullptr, &by_kernel)) {
       const ColorMode m = by_kernel ? ColorMode::kByKernel : ColorMode::kByOp;
@@ -242,12 +368,17 @@ void draw_welcome(AppState& app) {
       ImVec2(ImGui::GetCursorPosX() + avail.x * 0.35f, ImGui::GetCursorPosY() + avail.y * 0.35f));
   ImGui::BeginGroup();
   ImGui::TextColored(app.theme.accent, "fusionscope");
-  ImGui::TextDisabled("Open a session (.fsdb) to see its runs, timelines and comparisons.");
+  ImGui::TextDisabled("Open a session (.fsdb) to see its runs, timelines and comparisons,");
+  ImGui::TextDisabled("import a PyTorch profiler trace (.json, .json.gz), or drop either here.");
   ImGui::Spacing();
   if (ImGui::Button("Open session..."))
     open_file_browser(app.file_browser, FileBrowserMode::kOpen, "Open session", ".fsdb", "open");
   ImGui::SameLine();
-  if (ImGui::Button("Open the sample session")) open_sample_session(app);
+  if (ImGui::Button("Import PyTorch trace..."))
+    open_file_browser(app.file_browser, FileBrowserMode::kOpen,
+                      "Import a PyTorch profiler trace (.json or .json.gz)", "", "import-trace");
+  ImGui::SameLine();
+  if (ImGui::Button("Open the sample session")) begin_open_sample_session(app);
   ImGui::SameLine();
   if (ImGui::Button("New session..."))
     open_file_browser(app.file_browser, FileBrowserMode::kSave, "New session", ".fsdb",
@@ -281,7 +412,7 @@ void draw_popups(AppState& app) {
   const bool confirmed = draw_file_browser(app.file_browser, chosen);
   if (app.file_browser.visible) app.probe.open_popup = "file browser";
   if (confirmed) {
-    if (app.file_browser.purpose == "open") open_session_file(app, chosen);
+    if (app.file_browser.purpose == "open") begin_open_session(app, chosen);
     if (app.file_browser.purpose == "import-trace") start_trace_import(app, chosen);
     if (app.file_browser.purpose == "screenshot" || app.file_browser.purpose == "screenshot-view") {
       app.pending_screenshot = chosen.string();
@@ -359,6 +490,12 @@ void draw_solo(AppState& app) {
 }  // namespace
 
 void draw_app(AppState& app) {
+  poll_loading(app);
+  if (!app.dropped.empty()) {
+    const std::vector<std::string> dropped = std::move(app.dropped);
+    app.dropped.clear();
+    open_dropped_files(app, dropped);
+  }
   sync_lab(app);
   if (!app.solo.empty()) {
     draw_solo(app);
@@ -391,6 +528,7 @@ void draw_app(AppState& app) {
   ImGui::EndChild();
   draw_status_bar(app, status_h);
   ImGui::End();
+  draw_loading(app);
   draw_popups(app);
   write_ui_probe(app);
 }

@@ -19,6 +19,21 @@ bool open_session_file(AppState& app, const std::filesystem::path& path, bool is
 // Opens the built-in sample session, or says where it was looked for.
 void open_sample_session(AppState& app);
 
+// The same on a worker thread (session_loader.h): the window keeps drawing, with the progress
+// and a Cancel; the session replaces the open one when it has loaded. Another load in progress
+// is cancelled.
+// `done_status` replaces the status line's "Opened ..." once it has opened.
+void begin_open_session(AppState& app, const std::filesystem::path& path, bool is_sample = false,
+                        std::string done_status = {});
+void begin_open_sample_session(AppState& app);
+
+// Once a frame (draw_app does it): takes a load that has finished. True while one is running.
+bool poll_loading(AppState& app);
+
+// Opens or imports each file dropped on the window: sessions (.fsdb) and traces (.json,
+// .json.gz); anything else is refused with the reason.
+void open_dropped_files(AppState& app, const std::vector<std::string>& paths);
+
 // Picks what the views show for a freshly opened session: the first run with kernels on the
 // timeline, and a pair of variants of one configuration to compare.
 void choose_default_runs(AppState& app);

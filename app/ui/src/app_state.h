@@ -8,14 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "area_summary.h"
 #include "capture_dialog.h"
 #include "file_browser.h"
+#include "find.h"
 #include "fusionscope/analysis/compare.h"
 #include "fusionscope/analysis/stats.h"
 #include "gpu_info.h"
 #include "lab_state.h"
 #include "recent_files.h"
 #include "session.h"
+#include "session_loader.h"
+#include "settings.h"
 #include "theme.h"
 #include "timeline.h"
 
@@ -38,15 +42,25 @@ struct TimelineViewState {
   FocusRequest focus;
   analysis::Alignment alignment = analysis::Alignment::kRunStart;
   std::vector<int64_t> shown;  // the runs drawn last frame; a change refits the view
+  AreaSummary area_summary;    // of timeline.area, as of area_generation
+  uint64_t area_generation = ~uint64_t{0};
+  std::string area_key;
 };
 
 struct StatsViewState {
   int64_t run = -1;
-  bool timed_only = true;  // leave out warm-up iterations when the run tells them apart
+  int64_t followed = -1;       // the runs table's current run when `run` last followed it
+  bool timed_only = true;      // leave out warm-up iterations when the run tells them apart
+  bool filter_by_find = true;  // only the kernels and ops Find's query matches
   int64_t computed_for = -2;
   bool computed_timed_only = true;
   std::vector<analysis::KernelStat> kernels;
   std::vector<analysis::KernelStat> ops;
+  std::vector<bool> mask;  // the kernels counted (timed iterations), empty: all
+  // The row whose durations the histogram shows: a kernel name or an op (kNoString: none, the
+  // iterations' times instead).
+  bool selected_is_op = false;
+  storage::StringId selected = storage::kNoString;
 };
 
 struct ComparisonViewState {
@@ -58,6 +72,9 @@ struct ComparisonViewState {
   int64_t result_a = -1, result_b = -1;
   analysis::Alignment shown_alignment = analysis::Alignment::kRunStart;
   int shown_iteration = -1;
+  std::vector<analysis::OpDiff> op_rows;  // fusion-aware rows of result->ops
+  int selected_op = -1;  // the row whose time per iteration the histogram shows; -1: the runs'
+  std::string verdict;   // "B is 1.39x faster: 3 fewer kernels, 2.9x fewer DRAM bytes"
 };
 
 struct ErrorPopupState {
@@ -70,7 +87,14 @@ struct ErrorPopupState {
 struct AppState {
   Theme theme;
   std::string font_file;  // "" = ImGui's built-in font
+  Settings settings;      // theme and scale, remembered (settings.h)
+  float rescale_to = 0;   // a UI scale asked for in View; the window applies it between frames
   std::unique_ptr<Session> session;
+  // A session (or a trace import) loading on a worker; `session` stays usable meanwhile.
+  std::unique_ptr<SessionLoader> loading;
+  bool loading_sample = false;
+  std::string loading_done_status;   // the status line once it has opened
+  std::vector<std::string> dropped;  // files dropped on the window, handled on the next frame
   GpuStatus gpu;
   RecentFiles recent;
   FileBrowserState file_browser;
@@ -86,6 +110,8 @@ struct AppState {
   SessionEditState edit;               // new, save as, notes, rename, delete (session_menu.cpp)
   CaptureDialogState capture_program;  // File > Capture a program... (capture_dialog.cpp)
   UiProbe probe;                       // state for tests that drive the window (ui_probe.cpp)
+  FindState find;  // the timeline's Find bar (find.h); the statistics filter by it too
+  bool find_requested = false;  // Ctrl+F: open the Find bar
 
   std::string view = "timeline";  // the id of the view in front (view_registry.h)
   bool view_requested = false;    // select `view`'s tab on the next frame

@@ -1,10 +1,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chart.h"
 #include "fusionscope/analysis/demangle.h"
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/analysis/op_fusion.h"
+#include "fusionscope/analysis/verdict.h"
+#include "histogram_view.h"
 #include "metrics_common.h"
+#include "ui_probe.h"
 #include "views.h"
 
 namespace fusionscope::ui {
@@ -218,7 +222,19 @@ void traffic_table(const Session& session, const LoadedRun& a, const LoadedRun& 
   ImGui::PopTextWrapPos();
 }
 
-void ops_table(const analysis::RunComparison& c, const Theme& theme) {
+// The session's colour of each op (colours.h): the same swatch the timeline draws.
+void op_swatches(const Session& session, const std::vector<std::string>& ops, const Theme& theme) {
+  const float h = ImGui::GetTextLineHeight();
+  for (const std::string& op : ops) {
+    chart::draw_mark(ImGui::GetWindowDrawList(), ImGui::GetCursorScreenPos(), h * 0.8f,
+                     {op, session.op_colours.of(op), chart::Mark::kSwatch}, theme.scale);
+    ImGui::Dummy(ImVec2(h * 0.9f, h));
+    ImGui::SameLine(0, 2 * theme.scale);
+  }
+}
+
+void ops_table(const Session& session, ComparisonViewState& s, const Theme& theme) {
+  const analysis::RunComparison& c = *s.result;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_BordersInnerH |
                                 ImGuiTableFlags_SizingStretchProp;
@@ -235,25 +251,36 @@ void ops_table(const analysis::RunComparison& c, const Theme& theme) {
   };
   // Ops that a fused op of the other run covers share one row ("gate, gelu-tanh, up, mul" ->
   // the gated GEMM) rather than several "only A" rows and one "only B".
-  for (const analysis::OpDiff& d : analysis::fusion_aware_ops(c.ops)) {
+  for (size_t row = 0; row < s.op_rows.size(); ++row) {
+    const analysis::OpDiff& d = s.op_rows[row];
     ImGui::TableNextRow();
     ImGui::TableSetColumnIndex(0);
-    const ImU32 swatch = color_for_name(d.op);
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float sz = ImGui::GetTextLineHeight() * 0.7f,
-                off = (ImGui::GetTextLineHeight() - sz) * 0.5f;
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + off),
-                                              ImVec2(p.x + sz, p.y + off + sz), swatch, 2.0f);
-    ImGui::Dummy(ImVec2(sz, sz));
+    ImGui::PushID(static_cast<int>(row));
+    // Clicking a row shows its time per iteration in A and B in the histogram.
+    const bool selected = s.selected_op == static_cast<int>(row);
+    if (ImGui::Selectable(
+            "##op", selected,
+            ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap))
+      s.selected_op = selected ? -1 : static_cast<int>(row);
     ImGui::SameLine();
+    ImGui::BeginGroup();
+    const std::vector<std::string> a_ops =
+        d.presence == analysis::Presence::kFused ? d.a_ops : std::vector<std::string>{d.op};
+    // Each op's swatch in the colour the timeline draws it, then the names.
+    op_swatches(session, a_ops, theme);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(d.op.empty() ? "(no op)" : d.op.c_str());
     if (d.presence == analysis::Presence::kFused) {
+      ImGui::TextDisabled("->");
+      ImGui::SameLine();
+      op_swatches(session, d.b_ops, theme);
       std::string as;
       for (const std::string& o : d.b_ops) as += (as.empty() ? "" : ", ") + o;
-      ImGui::TextDisabled("-> %s", as.c_str());
+      ImGui::TextDisabled("%s", as.c_str());
     }
     ImGui::PopTextWrapPos();
+    ImGui::EndGroup();
+    ImGui::PopID();
     ImGui::TableSetColumnIndex(1);
     switch (d.presence) {
       case analysis::Presence::kBoth:
@@ -289,6 +316,54 @@ void ops_table(const analysis::RunComparison& c, const Theme& theme) {
   ImGui::EndTable();
 }
 
+// Per timed iteration of a run, the time of the kernels of `ops` (all kernels when empty).
+std::vector<double> op_time_per_iteration(const LoadedRun& run,
+                                          const std::vector<std::string>& ops) {
+  const analysis::RunIterations& its = run.iterations;
+  std::vector<bool> wanted(run.data.strings.size(), ops.empty());
+  for (size_t i = 0; i < run.data.strings.size(); ++i)
+    for (const std::string& op : ops)
+      if (run.data.strings[i] == op) wanted[i] = true;
+  std::vector<double> per(its.iterations.size(), 0.0);
+  for (size_t k = 0; k < run.data.kernels.size() && k < its.of_kernel.size(); ++k) {
+    const int32_t i = its.of_kernel[k];
+    const storage::KernelRecord& kr = run.data.kernels[k];
+    if (i < 0 || !its.iterations[static_cast<size_t>(i)].timed) continue;
+    if (!ops.empty() && (kr.op >= wanted.size() || !wanted[kr.op])) continue;
+    per[static_cast<size_t>(i)] += static_cast<double>(kr.end_ns - kr.start_ns);
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < per.size(); ++i)
+    if (its.iterations[i].timed && its.iterations[i].has_gpu()) out.push_back(per[i]);
+  return out;
+}
+
+// A and B overlaid (as Tracy's compare window): the selected op's time per iteration, or the
+// runs' kernel time per iteration.
+void ab_histogram(const ComparisonViewState& s, const LoadedRun& a, const LoadedRun& b,
+                  const Theme& theme) {
+  std::vector<std::string> a_ops, b_ops;
+  std::string what = "kernel time per iteration";
+  if (s.selected_op >= 0 && s.selected_op < static_cast<int>(s.op_rows.size())) {
+    const analysis::OpDiff& d = s.op_rows[static_cast<size_t>(s.selected_op)];
+    a_ops = d.presence == analysis::Presence::kFused ? d.a_ops : std::vector<std::string>{d.op};
+    b_ops = d.presence == analysis::Presence::kFused ? d.b_ops : std::vector<std::string>{d.op};
+    what = (d.op.empty() ? std::string("(no op)") : d.op) + ": time per iteration";
+  }
+  const HistogramSeries series[2] = {{"A " + what, op_time_per_iteration(a, a_ops), run_colour(0)},
+                                     {"B", op_time_per_iteration(b, b_ops), run_colour(1)}};
+  if (series[0].values_ns.empty() && series[1].values_ns.empty()) {
+    ImGui::TextDisabled("No timed iterations told apart: no histogram per iteration.");
+    return;
+  }
+  draw_duration_histogram(
+      "##ab", series,
+      ImVec2(ImGui::GetContentRegionAvail().x,
+             std::clamp(ImGui::GetContentRegionAvail().y - 6, ImGui::GetTextLineHeight() * 6,
+                        ImGui::GetTextLineHeight() * 11)),
+      theme);
+}
+
 }  // namespace
 
 void draw_comparison_view(AppState& app) {
@@ -306,13 +381,15 @@ void draw_comparison_view(AppState& app) {
   }
   if (!s.result || s.result_a != s.a || s.result_b != s.b) {
     s.result = analysis::compare_runs(a->data, b->data);
+    s.op_rows = analysis::fusion_aware_ops(s.result->ops);
+    s.selected_op = -1;
     s.result_a = s.a;
     s.result_b = s.b;
-    s.timeline.fit_pending = true;
+    s.timeline.fit = FitRequest::kIterations;
     s.timeline.selected = {};
   }
   if (s.shown_alignment != s.alignment || s.shown_iteration != s.iteration) {
-    s.timeline.fit_pending = true;
+    s.timeline.fit = FitRequest::kIterations;
     s.shown_alignment = s.alignment;
     s.shown_iteration = s.iteration;
   }
@@ -322,8 +399,8 @@ void draw_comparison_view(AppState& app) {
       {b, analysis::alignment_origin(b->data, s.alignment, s.iteration),
        "B   " + run_label(b->data.info)},
   };
-  if (s.timeline.fit_pending && s.alignment == analysis::Alignment::kIteration) {
-    // Show a few iterations from the aligned one rather than the whole runs.
+  if (s.timeline.fit == FitRequest::kIterations && s.alignment == analysis::Alignment::kIteration) {
+    // Show a few iterations from the aligned one rather than every one.
     const double per_it =
         std::max(a->summary.wall_per_iteration_ns(), b->summary.wall_per_iteration_ns());
     const double first = std::max(a->summary.kernel_time_per_iteration_ns(),
@@ -331,15 +408,27 @@ void draw_comparison_view(AppState& app) {
     const double span = std::max(per_it, first) * 3.0;
     if (span > 0) {
       zoom_to(s.timeline, 0, span, 0.03);
-      s.timeline.fit_pending = false;
+      s.timeline.fit = FitRequest::kNone;
     }
   }
+  // The answer first, in one line.
+  const std::optional<double> dram_a =
+      a->traffic.empty() ? std::nullopt : std::optional<double>(a->traffic.dram_bytes);
+  const std::optional<double> dram_b =
+      b->traffic.empty() ? std::nullopt : std::optional<double>(b->traffic.dram_bytes);
+  s.verdict = analysis::comparison_verdict(*s.result, dram_a, dram_b);
+  ImGui::TextColored(app.theme.accent, "%s", s.verdict.c_str());
+  probe_item(app, "comparison.verdict");
 
   s.timeline.dram_peak = analysis::ceilings_of(session.info).bandwidth;
+  // The timeline takes what the totals and memory tables leave (about 17 table rows), so that
+  // both stay in view in a 1440x900 window.
   const float avail_y = ImGui::GetContentRegionAvail().y;
+  const float table_row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y + 1;
+  const float tables_h = table_row * 17 + ImGui::GetTextLineHeightWithSpacing() * 3;
   const float timeline_h =
-      std::clamp(timeline_height(runs, app.theme) + app.theme.row_height * 0.5f,
-                 app.theme.row_height * 6, avail_y * 0.6f);
+      std::clamp(timeline_height(runs, app.theme, &s.timeline) + app.theme.row_height * 0.5f,
+                 app.theme.row_height * 5, std::max(avail_y - tables_h, app.theme.row_height * 5));
   draw_timeline("comparison", s.timeline, runs, app.theme,
                 ImVec2(ImGui::GetContentRegionAvail().x, timeline_h));
   const float rest = ImGui::GetContentRegionAvail().y;
@@ -354,7 +443,11 @@ void draw_comparison_view(AppState& app) {
   ImGui::SameLine();
   ImGui::BeginChild("##ops_pane", ImVec2(0, rest), false);
   ImGui::TextUnformatted("Which kernels each op became");
-  ops_table(*s.result, app.theme);
+  ImGui::SameLine();
+  ImGui::TextDisabled("(click a row for its time per iteration below)");
+  ops_table(session, s, app.theme);
+  ImGui::Spacing();
+  ab_histogram(s, *a, *b, app.theme);
   ImGui::EndChild();
 }
 

@@ -42,6 +42,20 @@ void change_dir(FileBrowserState& s, const fs::path& dir) {
 
 }  // namespace
 
+// `extension` may list several, separated by '|' (".json|.json.gz").
+bool matches_extension(const std::string& name, const std::string& extension) {
+  if (extension.empty()) return true;
+  size_t from = 0;
+  while (from <= extension.size()) {
+    const size_t bar = extension.find('|', from);
+    const std::string one = extension.substr(from, bar == std::string::npos ? bar : bar - from);
+    if (!one.empty() && ends_with(name, one)) return true;
+    if (bar == std::string::npos) break;
+    from = bar + 1;
+  }
+  return false;
+}
+
 std::vector<FileBrowserEntry> list_directory(const fs::path& dir, const std::string& extension) {
   std::vector<FileBrowserEntry> dirs, files;
   for (const fs::directory_entry& e :
@@ -51,7 +65,7 @@ std::vector<FileBrowserEntry> list_directory(const fs::path& dir, const std::str
     std::error_code ec;
     if (e.is_directory(ec)) {
       dirs.push_back({name, true, 0});
-    } else if (extension.empty() || ends_with(name, extension)) {
+    } else if (matches_extension(name, extension)) {
       files.push_back({name, false, e.file_size(ec)});
     }
   }

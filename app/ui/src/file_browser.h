@@ -20,7 +20,7 @@ struct FileBrowserState {
   bool open_requested = false;
   FileBrowserMode mode = FileBrowserMode::kOpen;
   std::string title = "Open session";
-  std::string extension = ".fsdb";  // files shown (directories always are)
+  std::string extension = ".fsdb";  // files shown (directories always are); '|' separates several
   std::filesystem::path dir;
   std::vector<FileBrowserEntry> entries;
   std::string listing_error;

@@ -1,5 +1,6 @@
 #include "ui/gui_main.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include <GL/gl.h>
@@ -10,6 +11,7 @@
 #include <imgui_impl_opengl3.h>
 
 #include "app.h"
+#include "fonts.h"
 #include "gl_capture.h"
 #include "platform.h"
 #include "ui_probe.h"
@@ -19,7 +21,8 @@ namespace fusionscope::ui {
 namespace {
 
 void init_app(AppState& app, const Platform& p) {
-  app.theme = make_theme(p.scale);
+  app.theme = make_theme(p.scale, app.settings.light);
+  apply_style(p.scale, app.settings.light);
   app.font_file = p.font_file;
   app.gpu = query_gpus();
   app.recent = load_recent_files(default_recent_files_path());
@@ -58,8 +61,8 @@ bool busy() {
   return io.MouseWheel != 0.0f;
 }
 
-// Ctrl+O and Ctrl+Q from the key callback: ImGui 1.86 samples key state once a frame and would
-// miss a press and release that both happen between two frames. Everything else goes on to
+// Ctrl+O, Ctrl+F and Ctrl+Q from the key callback: ImGui 1.86 samples key state once a frame and
+// would miss a press and release that both happen between two frames. Everything else goes on to
 // ImGui's own handler.
 void on_key(GLFWwindow* window, int key, int scancode, int action, int mods) {
   ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
@@ -67,6 +70,24 @@ void on_key(GLFWwindow* window, int key, int scancode, int action, int mods) {
   if (!app || action != GLFW_PRESS || (mods & GLFW_MOD_CONTROL) == 0) return;
   if (key == GLFW_KEY_Q) app->quit = true;
   if (key == GLFW_KEY_O) app->open_requested = true;
+  if (key == GLFW_KEY_F) app->find_requested = true;
+}
+
+// A new UI scale: the font rebuilt at its size, the style and the theme's sizes scaled.
+void rescale(AppState& app, float scale) {
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui::GetIO().Fonts->Clear();
+  app.font_file = load_ui_font(std::round(15.0f * scale));
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+  apply_style(scale, app.settings.light);
+  app.theme = make_theme(scale, app.settings.light);
+}
+
+// Files dropped on the window: opened (sessions) or imported (traces) on the next frame.
+void on_drop(GLFWwindow* window, int count, const char** paths) {
+  auto* app = static_cast<AppState*>(glfwGetWindowUserPointer(window));
+  if (!app) return;
+  for (int i = 0; i < count; ++i) app->dropped.emplace_back(paths[i]);
 }
 
 }  // namespace
@@ -74,7 +95,11 @@ void on_key(GLFWwindow* window, int key, int scancode, int action, int mods) {
 int run_gui(const GuiOptions& options) {
   Platform p;
   std::string error;
-  if (!open_platform(p, WindowSpec{}, &error)) {
+  // The theme and scale chosen last time.
+  const Settings settings = load_settings(default_settings_path());
+  WindowSpec spec;
+  spec.scale = settings.scale;
+  if (!open_platform(p, spec, &error)) {
     std::fprintf(stderr, "fusionscope: %s\n", error.c_str());
     return 1;
   }
@@ -86,13 +111,16 @@ int run_gui(const GuiOptions& options) {
                         static_cast<int>(900 * p.scale));
   }
   AppState app;
+  app.settings = settings;
   init_app(app, p);
   glfwSetWindowUserPointer(p.window, &app);
   glfwSetKeyCallback(p.window, on_key);
+  glfwSetDropCallback(p.window, on_drop);
+  // Loaded on a worker: the first frame comes at once, the session when it has loaded.
   if (!options.session_path.empty())
-    open_session_file(app, options.session_path);
+    begin_open_session(app, options.session_path);
   else if (!app.gpu.available())
-    open_sample_session(app);
+    begin_open_sample_session(app);
 
   while (!glfwWindowShouldClose(p.window) && !app.quit) {
     // Idle: wait for input (at most 20 frames a second); busy: poll and draw every frame.
@@ -100,6 +128,10 @@ int run_gui(const GuiOptions& options) {
       glfwPollEvents();
     else
       glfwWaitEventsTimeout(0.05);
+    if (app.rescale_to > 0) {
+      rescale(app, app.rescale_to);
+      app.rescale_to = 0;
+    }
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -108,7 +140,8 @@ int run_gui(const GuiOptions& options) {
     int w = 0, h = 0;
     glfwGetFramebufferSize(p.window, &w, &h);
     glViewport(0, 0, w, h);
-    glClearColor(0.105f, 0.113f, 0.129f, 1.0f);
+    const ImVec4 bg = clear_colour(app.theme.light);
+    glClearColor(bg.x, bg.y, bg.z, bg.w);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (!app.pending_screenshot.empty() && app.screenshot_wait_frames-- <= 0)
@@ -116,6 +149,7 @@ int run_gui(const GuiOptions& options) {
     glfwSwapBuffers(p.window);
   }
   glfwSetKeyCallback(p.window, ImGui_ImplGlfw_KeyCallback);
+  glfwSetDropCallback(p.window, nullptr);
   glfwSetWindowUserPointer(p.window, nullptr);
   close_platform(p);
   return 0;

@@ -18,6 +18,7 @@
 #include "ui/gui_main.h"
 #include "ui_probe.h"
 #include "view_registry.h"
+#include "views.h"
 
 namespace fusionscope::ui {
 
@@ -68,6 +69,22 @@ bool select_kernel(AppState& app, const std::string& text) {
   return found;
 }
 
+// --area FROM:TO (microseconds from the ruler's 0) as the timeline's area selection.
+bool select_area(AppState& app, const std::string& text) {
+  double from = 0, to = 0;
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%lf:%lf%n", &from, &to, &consumed) != 2 ||
+      consumed != static_cast<int>(text.size()) || !(to > from))
+    return false;
+  TimelineState& t = app.timeline.timeline;
+  const double zero = time_zero(t, shown_timeline_runs(app));
+  t.has_range = true;
+  t.range_a = zero + from * 1e3;
+  t.range_b = zero + to * 1e3;
+  t.area.all_rows = true;
+  return true;
+}
+
 void render_frame(AppState& app, const OffscreenTarget& target, int width, int height) {
   ImGuiIO& io = ImGui::GetIO();
   io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
@@ -80,7 +97,8 @@ void render_frame(AppState& app, const OffscreenTarget& target, int width, int h
   ImGui::Render();
   target.bind();
   glViewport(0, 0, width, height);
-  glClearColor(0.105f, 0.113f, 0.129f, 1.0f);
+  const ImVec4 bg = clear_colour(app.theme.light);
+  glClearColor(bg.x, bg.y, bg.z, bg.w);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
@@ -162,7 +180,8 @@ int run_screenshot(const ScreenshotOptions& o) {
   {
     OffscreenTarget target;
     AppState app;
-    app.theme = make_theme(p.scale);
+    app.theme = make_theme(p.scale, o.light);
+    apply_style(p.scale, o.light);
     app.font_file = p.font_file;
     app.gpu = query_gpus();
     app.solo = o.view;
@@ -175,12 +194,24 @@ int run_screenshot(const ScreenshotOptions& o) {
                    o.select.c_str());
       code = 1;
     }
+    if (!o.find.empty()) {
+      app.find.open = true;
+      std::snprintf(app.find.text, sizeof app.find.text, "%s", o.find.c_str());
+    }
+    if (!o.area.empty() && !select_area(app, o.area)) {
+      std::fprintf(stderr,
+                   "fusionscope screenshot: --area must be FROM:TO in microseconds, FROM < TO "
+                   "(got \"%s\")\n",
+                   o.area.c_str());
+      code = 2;
+    }
     if (code == 0 && !target.create(o.width, o.height, &error)) {
       std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
       code = 1;
     }
     if (code == 0) {
       if (const ViewInfo* v = find_view(o.view); v && v->tab) app.view = v->id;
+      if (const ViewInfo* v = find_view(o.tab); v && v->tab) show_view(app, v->id);
       auto frame = [&] { render_frame(app, target, o.width, o.height); };
       auto capture = [&](const std::string& png) {
         const Image image = read_pixels(0, 0, o.width, o.height, o.width, o.height);

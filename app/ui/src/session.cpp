@@ -44,6 +44,7 @@ std::unique_ptr<LoadedRun> prepare_run(storage::RunData data) {
   const storage::RunData& d = run->data;
   run->index = analysis::build_run_index(d);
   run->summary = analysis::summarize(d);
+  run->iterations = analysis::run_iterations(d);
   // Names are demangled only for strings that name kernels; other strings keep their text.
   run->names.full.assign(d.strings.begin(), d.strings.end());
   run->names.short_.assign(d.strings.begin(), d.strings.end());

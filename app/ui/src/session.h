@@ -10,6 +10,7 @@
 
 #include "colours.h"
 #include "fusionscope/analysis/bandwidth.h"
+#include "fusionscope/analysis/iterations.h"
 #include "fusionscope/analysis/run_index.h"
 #include "fusionscope/analysis/series.h"
 #include "fusionscope/analysis/stats.h"
@@ -29,6 +30,7 @@ struct LoadedRun {
   storage::RunData data;
   analysis::RunIndex index;
   analysis::RunSummary summary;
+  analysis::RunIterations iterations;  // its iterations, timed ones told apart
   NameCache names;
   std::vector<std::pair<uint32_t, uint32_t>> metrics_by_correlation;  // (id, index), sorted
   analysis::RunTraffic traffic;  // DRAM bytes and FLOPs of one forward pass (counters pass)

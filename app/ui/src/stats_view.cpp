@@ -1,12 +1,23 @@
+// The Statistics tab: the kernels and ops of one run (count, total, mean, min, max, share),
+// filtered by Find's query when asked; the run's timed iterations one by one with their spread and
+// outliers; and a duration histogram of the row clicked (or of the iterations). The run follows
+// the runs table's selection.
 #include <algorithm>
+#include <cmath>
 
+#include "chart.h"
 #include "fusionscope/analysis/format.h"
+#include "histogram_view.h"
+#include "text_fit.h"
+#include "ui_probe.h"
 #include "views.h"
 
 namespace fusionscope::ui {
 
 namespace {
 
+using analysis::format_count;
+using analysis::format_duration;
 using analysis::KernelStat;
 using analysis::StatColumn;
 
@@ -17,7 +28,7 @@ void run_picker(AppState& app, StatsViewState& s) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextDisabled("Run");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 26);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
   if (ImGui::BeginCombo("##stats_run",
                         current ? run_label(current->data.info).c_str() : "(none)")) {
     for (const auto& run : session.runs) {
@@ -29,11 +40,10 @@ void run_picker(AppState& app, StatsViewState& s) {
   }
   if (current && current->summary.kernels > 0) {
     const analysis::RunSummary& sum = current->summary;
-    ImGui::SameLine(0, 24 * app.theme.scale);
-    ImGui::TextDisabled("%s kernels (%s in timed iterations), %s GPU time per iteration",
-                        analysis::format_count(sum.kernels).c_str(),
-                        analysis::format_count(sum.timed_kernels).c_str(),
-                        analysis::format_duration(sum.kernel_time_per_iteration_ns()).c_str());
+    ImGui::SameLine(0, 16 * app.theme.scale);
+    ImGui::TextDisabled("%s kernels (%s timed), %s GPU per iteration",
+                        format_count(sum.kernels).c_str(), format_count(sum.timed_kernels).c_str(),
+                        format_duration(sum.kernel_time_per_iteration_ns()).c_str());
   }
 }
 
@@ -47,7 +57,7 @@ void sort_by_table(std::vector<KernelStat>& stats, const storage::RunData& run) 
   specs->SpecsDirty = false;
 }
 
-void percent_cell(double percent, const Theme& theme) {
+void percent_cell(double percent) {
   // A bar under the number: the share of GPU time at a glance.
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -56,83 +66,196 @@ void percent_cell(double percent, const Theme& theme) {
   draw->AddRectFilled(
       p, ImVec2(p.x + w * static_cast<float>(std::clamp(percent, 0.0, 100.0) / 100.0), p.y + h),
       IM_COL32(70, 110, 180, 150), 2.0f);
-  ImGui::Text("%.1f %%", percent);
-  (void)theme;
+  ImGui::TextUnformatted(analysis::format_percent(percent / 100.0, 1).c_str());
 }
 
-void stats_table(const char* id, const char* key_label, std::vector<KernelStat>& stats,
-                 const LoadedRun& run, bool keys_are_kernels, float height, const Theme& theme) {
-  // height 0: as tall as the rows; otherwise that height, scrolling, with the header kept.
+bool key_matches(const LoadedRun& run, storage::StringId key, bool is_op,
+                 const analysis::NameQuery& q) {
+  if (is_op) return key != storage::kNoString && q.matches(run.data.str(key));
+  return q.matches(run.names.short_name(key)) || q.matches(run.names.full_name(key)) ||
+         q.matches(run.data.str(key));
+}
+
+struct TableSpec {
+  const char* id;
+  const char* key_label;
+  bool is_op;
+};
+
+void stats_table(const TableSpec& spec, std::vector<KernelStat>& stats, const LoadedRun& run,
+                 float height, StatsViewState& s, const analysis::NameQuery* filter, ColorMode mode,
+                 const Theme& theme) {
   ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
                           ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersInnerV |
                           ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
   if (height > 0) flags |= ImGuiTableFlags_ScrollY;
-  if (!ImGui::BeginTable(id, 8, flags, ImVec2(0, height))) return;
+  if (!ImGui::BeginTable(spec.id, 8, flags, ImVec2(0, height))) return;
   if (height > 0) ImGui::TableSetupScrollFreeze(0, 1);
   auto col = [](const char* name, StatColumn c, float weight, ImGuiTableColumnFlags extra = 0) {
     ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthStretch | extra, weight,
                             static_cast<ImGuiID>(c));
   };
-  col(key_label, StatColumn::kKey, 4.0f);
-  col(keys_are_kernels ? "Ops" : "Kernels", StatColumn::kCount, 0.7f, ImGuiTableColumnFlags_NoSort);
+  col(spec.key_label, StatColumn::kKey, 4.0f);
+  col(spec.is_op ? "Kernels" : "Ops", StatColumn::kCount, 0.6f, ImGuiTableColumnFlags_NoSort);
   col("Count", StatColumn::kCount, 0.8f);
   col("Total", StatColumn::kTotal, 1.0f,
       ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending);
   col("Mean", StatColumn::kMean, 1.0f, ImGuiTableColumnFlags_PreferSortDescending);
   col("Min", StatColumn::kMin, 1.0f, ImGuiTableColumnFlags_PreferSortDescending);
   col("Max", StatColumn::kMax, 1.0f, ImGuiTableColumnFlags_PreferSortDescending);
-  col("% GPU time", StatColumn::kPercent, 1.2f, ImGuiTableColumnFlags_PreferSortDescending);
+  col("% GPU time", StatColumn::kPercent, 1.1f, ImGuiTableColumnFlags_PreferSortDescending);
   ImGui::TableHeadersRow();
   sort_by_table(stats, run.data);
+  std::vector<const KernelStat*> rows;
+  for (const KernelStat& st : stats)
+    if (!filter || key_matches(run, st.key, spec.is_op, *filter)) rows.push_back(&st);
   ImGuiListClipper clipper;
-  clipper.Begin(static_cast<int>(stats.size()));
+  clipper.Begin(static_cast<int>(rows.size()));
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-      const KernelStat& st = stats[static_cast<size_t>(i)];
+      const KernelStat& st = *rows[static_cast<size_t>(i)];
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
-      const std::string key = keys_are_kernels
-                                  ? run.names.short_name(st.key)
-                                  : (st.key ? run.data.str(st.key) : std::string("(no op)"));
-      const ImU32 swatch = color_for_name(run.data.str(st.key));
-      const ImVec2 p = ImGui::GetCursorScreenPos();
-      const float sz = ImGui::GetTextLineHeight() * 0.7f;
-      const float off = (ImGui::GetTextLineHeight() - sz) * 0.5f;
-      ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + off),
-                                                ImVec2(p.x + sz, p.y + off + sz), swatch, 2.0f);
-      ImGui::Dummy(ImVec2(sz, sz));
+      ImGui::PushID(static_cast<int>(st.key));
+      const bool selected = s.selected == st.key && s.selected_is_op == spec.is_op;
+      // The swatch is the colour the timeline draws the row's items in (by op or by name).
+      storage::StringId colour_key = st.key;
+      if (!spec.is_op && mode == ColorMode::kByOp)
+        for (const storage::KernelRecord& k : run.data.kernels)
+          if (k.name == st.key) {
+            if (k.op != storage::kNoString) colour_key = k.op;
+            break;
+          }
+      const float h = ImGui::GetTextLineHeight();
+      chart::draw_mark(ImGui::GetWindowDrawList(), ImGui::GetCursorScreenPos(), h * 0.8f,
+                       {"", run.colours.of(colour_key), chart::Mark::kSwatch}, theme.scale);
+      ImGui::Dummy(ImVec2(h, h));
       ImGui::SameLine();
-      ImGui::TextUnformatted(key.c_str());
-      if (keys_are_kernels && ImGui::IsItemHovered()) {
+      const std::string key = spec.is_op ? (st.key ? run.data.str(st.key) : std::string("(no op)"))
+                                         : run.names.short_name(st.key);
+      // The whole row selects it: its durations go to the histogram.
+      if (ImGui::Selectable(
+              "##row", selected,
+              ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap)) {
+        s.selected = selected ? storage::kNoString : st.key;
+        s.selected_is_op = spec.is_op;
+      }
+      ImGui::SameLine();
+      text_elided(key);
+      if (!spec.is_op && ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40.0f);
         ImGui::TextUnformatted(run.names.full_name(st.key).c_str());
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
       }
+      ImGui::PopID();
       ImGui::TableSetColumnIndex(1);
       ImGui::Text("%u", st.distinct);
       ImGui::TableSetColumnIndex(2);
-      ImGui::TextUnformatted(analysis::format_count(st.count).c_str());
+      ImGui::TextUnformatted(format_count(st.count).c_str());
       ImGui::TableSetColumnIndex(3);
-      ImGui::TextUnformatted(analysis::format_duration(static_cast<double>(st.total_ns)).c_str());
+      ImGui::TextUnformatted(format_duration(static_cast<double>(st.total_ns)).c_str());
       ImGui::TableSetColumnIndex(4);
-      ImGui::TextUnformatted(analysis::format_duration(st.mean_ns).c_str());
+      ImGui::TextUnformatted(format_duration(st.mean_ns).c_str());
       ImGui::TableSetColumnIndex(5);
-      ImGui::TextUnformatted(analysis::format_duration(static_cast<double>(st.min_ns)).c_str());
+      ImGui::TextUnformatted(format_duration(static_cast<double>(st.min_ns)).c_str());
       ImGui::TableSetColumnIndex(6);
-      ImGui::TextUnformatted(analysis::format_duration(static_cast<double>(st.max_ns)).c_str());
+      ImGui::TextUnformatted(format_duration(static_cast<double>(st.max_ns)).c_str());
       ImGui::TableSetColumnIndex(7);
-      percent_cell(st.percent, theme);
+      percent_cell(st.percent);
     }
   }
   ImGui::EndTable();
+}
+
+// The timed iterations one by one: GPU time (first kernel start to last end), kernel time and
+// kernels, the spread over them, and the outliers in red.
+void iterations_table(const LoadedRun& run, float height, const Theme& theme) {
+  const analysis::RunIterations& its = run.iterations;
+  const analysis::IterationSpread spread =
+      analysis::iteration_spread(its, analysis::IterationFigure::kGpuSpan);
+  if (spread.count == 0) {
+    ImGui::TextDisabled(
+        "No iterations told apart in this run (no \"iteration N\" or repeated "
+        "top-level ranges).");
+    return;
+  }
+  ImGui::Text("GPU time per iteration: median %s, mean %s +/- %s",
+              format_duration(spread.median).c_str(), format_duration(spread.mean).c_str(),
+              format_duration(spread.stddev).c_str());
+  ImGui::TextDisabled("%s to %s over %zu timed iterations; %zu outlier%s",
+                      format_duration(spread.min).c_str(), format_duration(spread.max).c_str(),
+                      spread.count, spread.outliers.size(), spread.outliers.size() == 1 ? "" : "s");
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp |
+                                ImGuiTableFlags_ScrollY;
+  if (!ImGui::BeginTable("##iterations", 5, flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("Iteration", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+  ImGui::TableSetupColumn("GPU time", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("Kernel time", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("Kernels", ImGuiTableColumnFlags_WidthStretch, 0.7f);
+  ImGui::TableSetupColumn("vs median", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+  ImGui::TableHeadersRow();
+  for (size_t i = 0; i < its.iterations.size(); ++i) {
+    const analysis::Iteration& it = its.iterations[i];
+    if (!it.timed) continue;
+    const bool outlier =
+        std::find(spread.outliers.begin(), spread.outliers.end(), i) != spread.outliers.end();
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    if (outlier)
+      ImGui::TextColored(theme.bad, "%ld (outlier)", it.number);
+    else
+      ImGui::Text("%ld", it.number);
+    ImGui::TableSetColumnIndex(1);
+    ImGui::TextUnformatted(
+        it.has_gpu() ? format_duration(static_cast<double>(it.gpu_span())).c_str() : "-");
+    ImGui::TableSetColumnIndex(2);
+    ImGui::TextUnformatted(format_duration(static_cast<double>(it.kernel_ns)).c_str());
+    ImGui::TableSetColumnIndex(3);
+    ImGui::Text("%u", it.kernels);
+    ImGui::TableSetColumnIndex(4);
+    if (it.has_gpu() && spread.median > 0)
+      ImGui::TextUnformatted(
+          analysis::format_percent(static_cast<double>(it.gpu_span()) / spread.median - 1.0, 1)
+              .c_str());
+  }
+  ImGui::EndTable();
+}
+
+// The durations the histogram shows: the selected row's kernels, or the iterations' GPU times.
+HistogramSeries histogram_series(const LoadedRun& run, const StatsViewState& s) {
+  HistogramSeries h;
+  const storage::RunData& d = run.data;
+  if (s.selected != storage::kNoString) {
+    h.label = s.selected_is_op ? d.str(s.selected) : run.names.short_name(s.selected);
+    h.colour = run.colours.of(s.selected);
+    const bool masked = s.mask.size() == d.kernels.size();
+    for (size_t i = 0; i < d.kernels.size(); ++i) {
+      const storage::KernelRecord& k = d.kernels[i];
+      if ((masked && !s.mask[i]) || (s.selected_is_op ? k.op : k.name) != s.selected) continue;
+      h.values_ns.push_back(static_cast<double>(k.end_ns - k.start_ns));
+    }
+    return h;
+  }
+  h.label = "GPU time per iteration";
+  h.colour = IM_COL32(110, 165, 235, 255);
+  for (const analysis::Iteration& it : run.iterations.iterations)
+    if (it.timed && it.has_gpu()) h.values_ns.push_back(static_cast<double>(it.gpu_span()));
+  return h;
 }
 
 }  // namespace
 
 void draw_stats_view(AppState& app) {
   StatsViewState& s = app.stats;
+  // Follows the runs table: a run clicked there is the one shown here.
+  if (app.runs.current != s.followed) {
+    s.followed = app.runs.current;
+    if (app.session->find_run(app.runs.current)) s.run = app.runs.current;
+  }
   if (!app.session->find_run(s.run)) s.run = app.runs.current;
   run_picker(app, s);
   const LoadedRun* run = app.session->find_run(s.run);
@@ -141,16 +264,23 @@ void draw_stats_view(AppState& app) {
     return;
   }
   if (run->summary.timed_split) {
-    ImGui::SameLine(0, 24 * app.theme.scale);
+    ImGui::SameLine(0, 16 * app.theme.scale);
     ImGui::Checkbox("timed iterations only", &s.timed_only);
   }
+  const analysis::NameQuery* filter = nullptr;
+  if (app.find.query) {
+    ImGui::SameLine(0, 16 * app.theme.scale);
+    const std::string label = "only Find's matches \"" + app.find.query->text() + "\"";
+    ImGui::Checkbox(label.c_str(), &s.filter_by_find);
+    if (s.filter_by_find) filter = &*app.find.query;
+  }
   if (s.computed_for != s.run || s.computed_timed_only != s.timed_only) {
-    const std::vector<bool> mask =
-        s.timed_only ? analysis::timed_kernel_mask(run->data) : std::vector<bool>{};
-    s.kernels = analysis::kernel_stats(run->data, mask);
-    s.ops = analysis::op_stats(run->data, mask);
+    s.mask = s.timed_only ? analysis::timed_kernel_mask(run->data) : std::vector<bool>{};
+    s.kernels = analysis::kernel_stats(run->data, s.mask);
+    s.ops = analysis::op_stats(run->data, s.mask);
     s.computed_for = s.run;
     s.computed_timed_only = s.timed_only;
+    s.selected = storage::kNoString;
   }
   if (s.kernels.empty()) {
     ImGui::Spacing();
@@ -159,23 +289,56 @@ void draw_stats_view(AppState& app) {
                         run->data.info.trace_status.c_str());
     return;
   }
-  // Both tables as tall as their rows when they fit (an estimate with room to spare); otherwise
-  // they scroll, the kernels' taking 60 % of the space.
-  const float avail = ImGui::GetContentRegionAvail().y;
-  const float title = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
-  const float row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y + 1.0f;
-  auto rows_h = [&](size_t n) { return row * static_cast<float>(n + 1) + 8.0f; };
-  const float room = avail - 2 * title - ImGui::GetStyle().ItemSpacing.y;
-  float kernels_h = 0, ops_h = 0;
-  if (rows_h(s.kernels.size()) + rows_h(s.ops.size()) > room) {
-    kernels_h = std::max(room * 0.6f, room - rows_h(s.ops.size()));
-    ops_h = room - kernels_h;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float right_w = std::min(avail.x * 0.38f, ImGui::GetFontSize() * 34);
+  const float left_w = avail.x - right_w - ImGui::GetStyle().ItemSpacing.x;
+  ImGui::BeginChild("##stats_tables", ImVec2(left_w, avail.y), false);
+  {
+    // Both tables as tall as their rows when they fit; otherwise they scroll, the kernels'
+    // taking 60 % of the space.
+    const float room_y = ImGui::GetContentRegionAvail().y;
+    const float title = ImGui::GetTextLineHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+    const float row = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y + 1.0f;
+    auto rows_h = [&](size_t n) { return row * static_cast<float>(n + 1) + 8.0f; };
+    const float room = room_y - 2 * title - ImGui::GetStyle().ItemSpacing.y;
+    float kernels_h = 0, ops_h = 0;
+    if (rows_h(s.kernels.size()) + rows_h(s.ops.size()) > room) {
+      kernels_h = std::max(room * 0.6f, room - rows_h(s.ops.size()));
+      ops_h = room - kernels_h;
+    }
+    const ColorMode mode = app.timeline.timeline.color_mode;
+    ImGui::TextUnformatted("Kernels");
+    stats_table({"##kernels", "Kernel", false}, s.kernels, *run, kernels_h, s, filter, mode,
+                app.theme);
+    ImGui::TextUnformatted("Ops");
+    stats_table({"##ops", "Op", true}, s.ops, *run, ops_h, s, filter, mode, app.theme);
   }
-  ImGui::Spacing();
-  ImGui::TextUnformatted("Kernels");
-  stats_table("##kernels", "Kernel", s.kernels, *run, true, kernels_h, app.theme);
-  ImGui::TextUnformatted("Ops");
-  stats_table("##ops", "Op", s.ops, *run, false, ops_h, app.theme);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("##stats_iterations", ImVec2(right_w, avail.y), false);
+  {
+    const float room = ImGui::GetContentRegionAvail().y;
+    ImGui::TextUnformatted("Per iteration");
+    // As tall as its rows, up to 45% of the column.
+    size_t timed = 0;
+    for (const analysis::Iteration& it : run->iterations.iterations) timed += it.timed ? 1 : 0;
+    const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y + 1.0f;
+    iterations_table(*run,
+                     std::clamp(row_h * static_cast<float>(timed + 1) + 6.0f,
+                                ImGui::GetFrameHeight() * 3, room * 0.45f),
+                     app.theme);
+    ImGui::Spacing();
+    const HistogramSeries series = histogram_series(*run, s);
+    ImGui::TextUnformatted(s.selected == storage::kNoString ? "Histogram: GPU time per iteration"
+                                                            : "Histogram of its durations");
+    if (s.selected == storage::kNoString)
+      ImGui::TextDisabled("(click a kernel or op for its durations)");
+    draw_duration_histogram("##stats_hist", std::span(&series, 1),
+                            ImVec2(ImGui::GetContentRegionAvail().x,
+                                   std::max(ImGui::GetContentRegionAvail().y - 8, 80.0f)),
+                            app.theme);
+  }
+  ImGui::EndChild();
 }
 
 }  // namespace fusionscope::ui

@@ -5,9 +5,37 @@
 
 namespace fusionscope::ui {
 
-Theme make_theme(float scale) {
+Theme make_theme(float scale, bool light) {
   Theme t;
   t.scale = scale;
+  t.light = light;
+  if (light) {
+    // Light: dark text on pale rows; item fills keep their colours (dark text reads on them).
+    t.canvas_bg = IM_COL32(248, 249, 251, 255);
+    t.row_alt_bg = IM_COL32(238, 240, 244, 255);
+    t.run_header_bg = IM_COL32(214, 222, 236, 255);
+    t.gutter_text = IM_COL32(36, 40, 48, 255);
+    t.gutter_text_dim = IM_COL32(96, 102, 114, 255);
+    t.ruler_bg = IM_COL32(228, 231, 237, 255);
+    t.ruler_text = IM_COL32(44, 48, 56, 255);
+    t.grid_line = IM_COL32(0, 0, 0, 24);
+    t.axis_emphasis = IM_COL32(0, 0, 0, 110);
+    t.tick = IM_COL32(110, 116, 128, 255);
+    t.box_outline = IM_COL32(0, 0, 0, 60);
+    t.merged_fill = IM_COL32(150, 156, 170, 255);
+    t.density_fill = IM_COL32(70, 110, 180, 255);
+    t.density_bg = IM_COL32(70, 110, 180, 36);
+    t.hover_outline = IM_COL32(20, 20, 24, 230);
+    t.selected_outline = IM_COL32(214, 120, 0, 255);
+    t.flow_line = IM_COL32(214, 120, 0, 220);
+    t.find_outline = IM_COL32(0, 0, 0, 255);
+    t.range_fill = IM_COL32(40, 110, 230, 36);
+    t.range_edge = IM_COL32(40, 110, 230, 210);
+    t.text_dim = ImVec4(0.36f, 0.38f, 0.43f, 1.0f);
+    t.good = ImVec4(0.10f, 0.52f, 0.22f, 1.0f);
+    t.bad = ImVec4(0.78f, 0.18f, 0.14f, 1.0f);
+    t.accent = ImVec4(0.72f, 0.42f, 0.0f, 1.0f);
+  }
   // The font is added but not built before the first frame: its configured size is what counts.
   const ImFontAtlas* atlas = ImGui::GetIO().Fonts;
   const float font = atlas->ConfigData.empty() ? 13.0f * scale : atlas->ConfigData[0].SizePixels;
@@ -17,9 +45,17 @@ Theme make_theme(float scale) {
   return t;
 }
 
-void apply_style(float scale) {
-  ImGui::StyleColorsDark();
+ImVec4 clear_colour(bool light) {
+  return light ? ImVec4(0.94f, 0.95f, 0.96f, 1.0f) : ImVec4(0.105f, 0.113f, 0.129f, 1.0f);
+}
+
+void apply_style(float scale, bool light) {
   ImGuiStyle& s = ImGui::GetStyle();
+  s = ImGuiStyle();  // sizes from scratch: the scale may have changed
+  if (light)
+    ImGui::StyleColorsLight();
+  else
+    ImGui::StyleColorsDark();
   s.WindowPadding = ImVec2(10, 8);
   s.FramePadding = ImVec2(8, 4);
   s.CellPadding = ImVec2(6, 3);
@@ -41,6 +77,20 @@ void apply_style(float scale) {
   s.ScaleAllSizes(scale);
 
   ImVec4* c = s.Colors;
+  if (light) {
+    const ImVec4 blue(0.20f, 0.42f, 0.78f, 1.0f);
+    c[ImGuiCol_WindowBg] = clear_colour(true);
+    c[ImGuiCol_ChildBg] = ImVec4(0, 0, 0, 0);
+    c[ImGuiCol_Header] = ImVec4(0.20f, 0.42f, 0.78f, 0.30f);
+    // Hover is a grey wash, never the selection's blue.
+    c[ImGuiCol_HeaderHovered] = ImVec4(0, 0, 0, 0.06f);
+    c[ImGuiCol_HeaderActive] = ImVec4(0.20f, 0.42f, 0.78f, 0.45f);
+    c[ImGuiCol_ButtonActive] = blue;
+    c[ImGuiCol_TabActive] = ImVec4(0.72f, 0.80f, 0.93f, 1.0f);
+    c[ImGuiCol_TableRowBgAlt] = ImVec4(0, 0, 0, 0.03f);
+    c[ImGuiCol_PlotHistogram] = blue;
+    return;
+  }
   const ImVec4 bg(0.105f, 0.113f, 0.129f, 1.0f);
   const ImVec4 panel(0.135f, 0.145f, 0.165f, 1.0f);
   const ImVec4 blue(0.26f, 0.46f, 0.78f, 1.0f);
@@ -55,7 +105,8 @@ void apply_style(float scale) {
   c[ImGuiCol_TitleBg] = panel;
   c[ImGuiCol_TitleBgActive] = panel;
   c[ImGuiCol_Header] = ImVec4(0.26f, 0.46f, 0.78f, 0.45f);
-  c[ImGuiCol_HeaderHovered] = ImVec4(0.26f, 0.46f, 0.78f, 0.65f);
+  // Hover is a grey wash, never the selection's blue.
+  c[ImGuiCol_HeaderHovered] = ImVec4(1, 1, 1, 0.07f);
   c[ImGuiCol_HeaderActive] = ImVec4(0.26f, 0.46f, 0.78f, 0.85f);
   c[ImGuiCol_Button] = ImVec4(0.21f, 0.23f, 0.27f, 1.0f);
   c[ImGuiCol_ButtonHovered] = ImVec4(0.28f, 0.36f, 0.50f, 1.0f);
@@ -90,6 +141,14 @@ ImU32 color_for_name(std::string_view name) {
   float r, g, b;
   ImGui::ColorConvertHSVtoRGB(hue, sat, val, r, g, b);
   return ImGui::ColorConvertFloat4ToU32(ImVec4(r, g, b, 1.0f));
+}
+
+ImU32 blend(ImU32 color, ImU32 toward, float weight) {
+  const ImVec4 a = ImGui::ColorConvertU32ToFloat4(color),
+               b = ImGui::ColorConvertU32ToFloat4(toward);
+  const float w = std::clamp(weight, 0.0f, 1.0f);
+  return ImGui::ColorConvertFloat4ToU32(
+      ImVec4(a.x * w + b.x * (1 - w), a.y * w + b.y * (1 - w), a.z * w + b.z * (1 - w), a.w));
 }
 
 ImU32 shade(ImU32 color, float factor) {

@@ -11,6 +11,7 @@ namespace fusionscope::ui {
 
 struct Theme {
   float scale = 1.0f;  // high-DPI factor applied to every size below
+  bool light = false;  // the light palette (make_theme)
   float row_height = 20.0f;
   float lane_gutter = 170.0f;  // width of the lane labels left of the timeline
   float details_width = 380.0f;
@@ -28,9 +29,13 @@ struct Theme {
   ImU32 box_text = IM_COL32(20, 22, 26, 255);
   ImU32 box_outline = IM_COL32(0, 0, 0, 70);
   ImU32 merged_fill = IM_COL32(120, 126, 138, 255);
+  ImU32 density_fill = IM_COL32(110, 150, 220, 255);  // busy fraction of zoomed-out rows
+  ImU32 density_bg = IM_COL32(110, 150, 220, 40);     // behind it, the span the items cover
   ImU32 hover_outline = IM_COL32(255, 255, 255, 230);
   ImU32 selected_outline = IM_COL32(255, 214, 64, 255);
   ImU32 flow_line = IM_COL32(255, 214, 64, 220);
+  ImU32 find_outline = IM_COL32(255, 255, 255, 255);  // Find's matches
+  float find_dim = 0.3f;  // what is not a match, faded towards the background
   ImU32 range_fill = IM_COL32(90, 150, 255, 40);
   ImU32 range_edge = IM_COL32(120, 170, 255, 200);
   ImU32 api_runtime = IM_COL32(150, 168, 190, 255);
@@ -44,14 +49,20 @@ struct Theme {
   ImVec4 accent = ImVec4(0.98f, 0.80f, 0.30f, 1.0f);
 };
 
-// A theme at the given DPI scale.
-Theme make_theme(float scale);
+// A theme at the given DPI scale, dark or light.
+Theme make_theme(float scale, bool light = false);
 
 // Applies the app's look to the current ImGui style (colours, rounding, spacing at `scale`).
-void apply_style(float scale);
+void apply_style(float scale, bool light = false);
+
+// The window's clear colour for the theme (behind everything ImGui draws).
+ImVec4 clear_colour(bool light);
 
 // A pastel fill for a name, the same for the same text everywhere; dark text reads on it.
 ImU32 color_for_name(std::string_view name);
+
+// `color` moved towards `toward` (the background): weight 1 keeps it, 0 is `toward`.
+ImU32 blend(ImU32 color, ImU32 toward, float weight);
 
 // `color` with its brightness multiplied by `factor`.
 ImU32 shade(ImU32 color, float factor);

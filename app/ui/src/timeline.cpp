@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <optional>
 
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/analysis/time_ruler.h"
@@ -15,20 +17,25 @@ namespace {
 
 constexpr double kMinSpanNs = 20.0;
 
-analysis::Ruler ruler_for(const TimelineAxis& axis, const Theme& theme) {
-  return analysis::make_ruler(static_cast<int64_t>(std::floor(axis.begin)),
-                              static_cast<int64_t>(std::ceil(axis.end)), axis.x1 - axis.x0,
+// Ticks counted from `zero` (axis time): labels are times since the chosen origin.
+analysis::Ruler ruler_for(const TimelineAxis& axis, double zero, const Theme& theme) {
+  return analysis::make_ruler(static_cast<int64_t>(std::floor(axis.begin - zero)),
+                              static_cast<int64_t>(std::ceil(axis.end - zero)), axis.x1 - axis.x0,
                               110.0f * theme.scale);
 }
 
 void draw_ruler(ImDrawList* draw, const TimelineAxis& axis, const analysis::Ruler& ruler,
-                ImVec2 min, ImVec2 max, const TimelineState& s, const Theme& theme, float mouse_x,
-                bool show_cursor) {
+                double zero, ImVec2 min, ImVec2 max, const TimelineState& s, const Theme& theme,
+                float mouse_x, bool show_cursor) {
   draw->AddRectFilled(min, max, theme.ruler_bg);
   const float font = ImGui::GetFontSize();
   draw->PushClipRect(ImVec2(axis.x0, min.y), max, true);
+  // The origin: a small mark under the ruler's 0.
+  const float zx = axis.x_of(zero);
+  draw->AddTriangleFilled(ImVec2(zx - 5 * theme.scale, max.y), ImVec2(zx + 5 * theme.scale, max.y),
+                          ImVec2(zx, max.y - 7 * theme.scale), theme.range_edge);
   for (const analysis::RulerTick& t : ruler.ticks) {
-    const float x = std::round(axis.x_of(static_cast<double>(t.t_ns)));
+    const float x = std::round(axis.x_of(static_cast<double>(t.t_ns) + zero));
     const float len = t.major ? (max.y - min.y) * 0.45f : (max.y - min.y) * 0.2f;
     draw->AddLine(ImVec2(x, max.y - len), ImVec2(x, max.y), theme.tick);
     if (t.major) {
@@ -129,11 +136,49 @@ void draw_selection(ImDrawList* draw, const TimelineState& s, const TimelineRows
     draw->AddRect(a, b, theme.selected_outline, 0.0f, 0, 2.0f * theme.scale);
 }
 
+// The rows an area selection crosses and the items in them, when the range or the rows changed.
+void gather_area(TimelineState& s, const TimelineRows& rows, std::span<const TimelineRun> runs) {
+  AreaSelection& area = s.area;
+  if (!s.has_range) {
+    if (!area.key.empty()) {
+      area.rows.clear();
+      area.items.clear();
+      area.key.clear();
+      ++area.generation;
+    }
+    return;
+  }
+  const double a = std::min(s.range_a, s.range_b), b = std::max(s.range_a, s.range_b);
+  const float y0 = std::min(area.y0, area.y1), y1 = std::max(area.y0, area.y1);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.0f %.0f %.1f %.1f %d %zu", a, b, y0, y1, area.all_rows ? 1 : 0,
+                rows.size());
+  std::string key = buf;
+  for (const TimelineRun& r : runs)
+    key += " " + std::to_string(r.run->data.info.id) + "@" + std::to_string(r.origin_ns);
+  if (key == area.key) return;
+  area.key = std::move(key);
+  area.rows.clear();
+  area.items.clear();
+  ++area.generation;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TimelineRow& row = *rows[i];
+    if (row.is_header()) continue;
+    if (!area.all_rows && (row.y + row.h <= y0 || row.y > y1)) continue;
+    area.rows.push_back(static_cast<int>(i));
+    const TimelineRun& run = runs[static_cast<size_t>(row.run())];
+    const double o = static_cast<double>(run.origin_ns);
+    row.items_between(run, row.run(), static_cast<int64_t>(std::floor(a + o)),
+                      static_cast<int64_t>(std::ceil(b + o)), area.items);
+  }
+}
+
 }  // namespace
 
-float timeline_height(std::span<const TimelineRun> runs, const Theme& theme) {
+float timeline_height(std::span<const TimelineRun> runs, const Theme& theme,
+                      const TimelineState* state) {
   float content_h = 0;
-  build_rows(runs, theme, &content_h);
+  build_rows(runs, theme, state ? &state->lanes : nullptr, &content_h);
   return content_h + std::round(theme.row_height * 1.25f);
 }
 
@@ -165,18 +210,49 @@ void fit_view(TimelineState& s, std::span<const TimelineRun> runs) {
   zoom_to(s, b, e, 0.02);
 }
 
+bool iterations_extent(std::span<const TimelineRun> runs, double& begin, double& end) {
+  bool any = false;
+  for (const TimelineRun& r : runs) {
+    const std::optional<analysis::TimeSpan> span = analysis::timed_span(r.run->iterations);
+    if (!span) continue;
+    const double b = static_cast<double>(span->begin - r.origin_ns);
+    const double e = static_cast<double>(span->end - r.origin_ns);
+    begin = any ? std::min(begin, b) : b;
+    end = any ? std::max(end, e) : e;
+    any = true;
+  }
+  return any;
+}
+
+void fit_iterations(TimelineState& s, std::span<const TimelineRun> runs) {
+  double b, e;
+  if (iterations_extent(runs, b, e))
+    zoom_to(s, b, e, 0.02);
+  else
+    fit_view(s, runs);
+}
+
+double time_zero(const TimelineState& s, std::span<const TimelineRun> runs) {
+  if (s.origin == TimeOrigin::kMarked) return s.marked_origin;
+  if (runs.empty() || s.origin == TimeOrigin::kAligned) return 0;
+  const TimelineRun& r = runs.front();
+  if (s.origin == TimeOrigin::kFirstIteration)
+    for (const analysis::Iteration& it : r.run->iterations.iterations)
+      if (it.timed) return static_cast<double>(it.begin() - r.origin_ns);
+  return static_cast<double>(r.run->data.begin_ns - r.origin_ns);
+}
+
 void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun> runs,
                    const Theme& theme, ImVec2 size) {
   ImGui::PushID(id);
-  if (s.fit_pending) {
-    fit_view(s, runs);
-    s.fit_pending = false;
-  }
+  if (s.fit == FitRequest::kIterations) fit_iterations(s, runs);
+  if (s.fit == FitRequest::kAll) fit_view(s, runs);
+  s.fit = FitRequest::kNone;
   if (s.selected.valid() && s.selected.run >= static_cast<int>(runs.size())) s.selected = {};
   s.hovered = {};
 
   float content_h = 0;
-  const TimelineRows rows = build_rows(runs, theme, &content_h);
+  const TimelineRows rows = build_rows(runs, theme, &s.lanes, &content_h);
   const float ruler_h = std::round(theme.row_height * 1.25f);
   const float lanes_h = std::max(size.y - ruler_h, theme.row_height);
   const float scrollbar_w = content_h > lanes_h ? ImGui::GetStyle().ScrollbarSize : 0.0f;
@@ -191,8 +267,26 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   axis.end = s.view_end;
   s.canvas_x0 = axis.x0;
   s.canvas_x1 = axis.x1;
-  ImGui::InvisibleButton("##ruler", ImVec2(size.x, ruler_h), ImGuiButtonFlags_MouseButtonLeft);
+  ImGui::InvisibleButton("##ruler", ImVec2(size.x, ruler_h),
+                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   in.ruler_hovered = ImGui::IsItemHovered();
+  // Right-click on the ruler: where time is counted from.
+  if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) s.menu_t = axis.t_of(ImGui::GetIO().MousePos.x);
+  if (ImGui::BeginPopupContextItem("##ruler_menu")) {
+    if (ImGui::MenuItem("Time 0 here")) {
+      s.origin = TimeOrigin::kMarked;
+      s.marked_origin = s.menu_t;
+    }
+    if (ImGui::MenuItem("Time from the first iteration", nullptr,
+                        s.origin == TimeOrigin::kFirstIteration))
+      s.origin = TimeOrigin::kFirstIteration;
+    if (ImGui::MenuItem("Time from the run's start", nullptr, s.origin == TimeOrigin::kRunStart))
+      s.origin = TimeOrigin::kRunStart;
+    if (ImGui::MenuItem("Time from the alignment point", nullptr, s.origin == TimeOrigin::kAligned))
+      s.origin = TimeOrigin::kAligned;
+    ImGui::EndPopup();
+  }
+  const double zero = time_zero(s, runs);
   ImDrawList* top_draw = ImGui::GetWindowDrawList();
   ImGui::SetCursorScreenPos(ImVec2(top.x, top.y + ruler_h));  // rows right below, no item spacing
 
@@ -212,26 +306,36 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   in.mouse = ImGui::GetIO().MousePos;
   in.mouse_on_axis = in.mouse.x >= axis.x0 && in.mouse.x < axis.x1;
   in.scroll_y = ImGui::GetScrollY();
+  in.content_y0 = origin.y;
+  in.content_h = content_h;
   s.canvas_y0 = win_min.y;
   s.canvas_y1 = win_max.y;
 
   // Vertical grid at the ruler's major ticks.
-  const analysis::Ruler ruler = ruler_for(axis, theme);
+  const analysis::Ruler ruler = ruler_for(axis, zero, theme);
   draw->PushClipRect(ImVec2(axis.x0, win_min.y), ImVec2(axis.x1, win_max.y), true);
   for (const analysis::RulerTick& t : ruler.ticks)
     if (t.major) {
-      const float x = std::round(axis.x_of(static_cast<double>(t.t_ns)));
+      const float x = std::round(axis.x_of(static_cast<double>(t.t_ns) + zero));
       draw->AddLine(ImVec2(x, win_min.y), ImVec2(x, win_max.y), theme.grid_line);
     }
   draw->PopClipRect();
 
   // Every visible row: its frame, then what it draws; the row under the mouse says what is there.
   const ImVec2 far_away(-1e9f, -1e9f);
+  s.drawn_rows.clear();
   for (size_t ri = 0; ri < rows.size(); ++ri) {
     const TimelineRow& row = *rows[ri];
     const float y0 = origin.y + row.y, y1 = y0 + row.h;
     if (y1 < win_min.y || y0 > win_max.y) continue;
     const TimelineRun& tr = runs[static_cast<size_t>(row.run())];
+    s.drawn_rows.push_back({row.label(tr), axis.x0, y0, axis.x1 - axis.x0, row.h});
+    // The label of a lane's first row folds and unfolds the lane.
+    if (!row.lane_key.empty() && in.canvas_hovered && in.mouse.x < axis.x0 && in.mouse.y >= y0 &&
+        in.mouse.y < y1) {
+      in.gutter_row = static_cast<int>(ri);
+      draw->AddRectFilled(ImVec2(win_min.x, y0), ImVec2(axis.x0 - 1, y1), theme.range_fill);
+    }
     draw_row_frame(draw, row, ri, tr, s, y0, win_min, win_max, axis.x0, theme);
     if (row.is_header()) continue;
     RowFrame f;
@@ -276,8 +380,23 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   draw->AddLine(ImVec2(axis.x0 - 1, win_min.y), ImVec2(axis.x0 - 1, win_max.y), theme.grid_line);
 
   handle_timeline_input(s, in, rows, runs, theme);
+  gather_area(s, rows, runs);
+  if (s.has_range) {
+    // The selected rows tinted within the range.
+    draw->PushClipRect(ImVec2(axis.x0, win_min.y), ImVec2(axis.x1, win_max.y), true);
+    const float a = axis.x_of(std::min(s.range_a, s.range_b));
+    const float b = axis.x_of(std::max(s.range_a, s.range_b));
+    for (int ri : s.area.rows) {
+      const TimelineRow& row = *rows[static_cast<size_t>(ri)];
+      draw->AddRectFilled(ImVec2(a, origin.y + row.y), ImVec2(b, origin.y + row.y + row.h),
+                          theme.range_fill);
+    }
+    draw->PopClipRect();
+  }
 
   // Tooltip for what is under the mouse: an item says it itself, anything else its row.
+  if (in.canvas_hovered && s.drag == TimelineDrag::kNone && in.gutter_row >= 0)
+    ImGui::SetTooltip("Click to fold or unfold this lane");
   if (in.canvas_hovered && s.drag == TimelineDrag::kNone && in.hover_row >= 0) {
     const TimelineRow& row = *rows[static_cast<size_t>(in.hover_row)];
     const TimelineRun& tr = runs[static_cast<size_t>(row.run())];
@@ -293,7 +412,7 @@ void draw_timeline(const char* id, TimelineState& s, std::span<const TimelineRun
   ImGui::PopStyleVar();
 
   // The ruler uses the rows' axis, so both agree within the frame.
-  draw_ruler(top_draw, axis, ruler, top, ImVec2(top.x + size.x, top.y + ruler_h), s, theme,
+  draw_ruler(top_draw, axis, ruler, zero, top, ImVec2(top.x + size.x, top.y + ruler_h), s, theme,
              in.mouse.x, show_cursor);
   const std::string span = "view " + analysis::format_duration(s.view_end - s.view_begin);
   top_draw->AddText(

@@ -26,6 +26,7 @@ struct RowGeometry {
 struct ItemLook {
   ImU32 fill = 0;
   std::string_view label;
+  bool highlight = false;  // outlined (a Find match)
 };
 
 // Produces the look of the item at a LaneIndex position. A plain function pointer with a context,
@@ -36,12 +37,16 @@ struct ItemLookFn {
   ItemLook operator()(uint32_t position) const { return fn(context, position); }
 };
 
-// Draws `boxes` (from analysis::build_lod over a row's LaneIndex) into `draw`. Merged boxes are
-// drawn as one grey block with the item count when it fits. Returns the index in `boxes` of the box
-// under `mouse`, or -1.
-int draw_row_boxes(ImDrawList* draw, const RowGeometry& row,
+// Draws `boxes` (from analysis::build_lod over `lane`) into `draw`. A block of items merged at this
+// zoom is drawn as its density: per pixel column, a bar as tall as the share of the column's time
+// the items cover. Returns the index in `boxes` of the box under `mouse`, or -1.
+int draw_row_boxes(ImDrawList* draw, const RowGeometry& row, const analysis::LaneIndex& lane,
                    std::span<const analysis::LodBox> boxes, ItemLookFn look, const Theme& theme,
                    ImVec2 mouse);
+
+// The density of [a, b) (screen x) of a row: busy fraction per pixel column.
+void draw_density(ImDrawList* draw, const RowGeometry& row, const analysis::LaneIndex& lane,
+                  float a, float b, const Theme& theme);
 
 // The screen rectangle of [start, end) in a row, at least one pixel wide.
 void item_rect(const RowGeometry& row, int64_t start_ns, int64_t end_ns, ImVec2& min, ImVec2& max);

@@ -27,7 +27,10 @@ struct TimelineInput {
   bool ruler_hovered = false;
   bool mouse_on_axis = false;  // between the gutter and the scrollbar
   float scroll_y = 0;          // of the rows
-  int hover_row = -1;          // the row under the mouse and what it said lies there
+  float content_y0 = 0;        // screen y of the rows' content top (scrolled)
+  float content_h = 0;
+  int gutter_row = -1;  // the lane label under the mouse (a lane's first row)
+  int hover_row = -1;   // the row under the mouse and what it said lies there
   RowHover hover;
 };
 

@@ -64,7 +64,11 @@ void drag(TimelineState& s, const TimelineInput& in, const TimelineRows& rows,
       s.drag_view_begin = s.view_begin;
       s.drag_view_end = s.view_end;
       s.drag_scroll_y = in.scroll_y;
-      if (s.drag == TimelineDrag::kRange) s.range_a = s.range_b = in.axis.t_of(in.mouse.x);
+      if (s.drag == TimelineDrag::kRange) {
+        s.range_a = s.range_b = in.axis.t_of(in.mouse.x);
+        s.area.y0 = s.area.y1 = in.mouse.y - in.content_y0;
+        s.area.all_rows = in.ruler_hovered;
+      }
     }
   }
   if (s.drag == TimelineDrag::kNone) return;
@@ -78,12 +82,16 @@ void drag(TimelineState& s, const TimelineInput& in, const TimelineRows& rows,
       if (!s.drag_on_ruler) ImGui::SetScrollY(s.drag_scroll_y - dy);
     } else if (s.drag_moved && s.drag == TimelineDrag::kRange) {
       s.range_b = in.axis.t_of(std::clamp(in.mouse.x, in.axis.x0, in.axis.x1));
+      s.area.y1 = std::clamp(in.mouse.y - in.content_y0, 0.0f, in.content_h);
       s.has_range = true;
     }
     return;
   }
   if (!s.drag_moved && !s.drag_on_ruler) {
-    if (s.drag == TimelineDrag::kPan) {
+    if (s.drag == TimelineDrag::kPan && in.gutter_row >= 0) {
+      const TimelineRow& row = *rows[static_cast<size_t>(in.gutter_row)];
+      s.lanes.toggle(row.lane_key, row.lane_idle);
+    } else if (s.drag == TimelineDrag::kPan) {
       if (in.hover.merged && in.hover_row >= 0) {
         const TimelineRow& row = *rows[static_cast<size_t>(in.hover_row)];
         const double o = static_cast<double>(runs[static_cast<size_t>(row.run())].origin_ns);
@@ -99,7 +107,7 @@ void drag(TimelineState& s, const TimelineInput& in, const TimelineRows& rows,
   s.drag = TimelineDrag::kNone;
 }
 
-// As in Perfetto: W/S zoom, A/D pan; F fits the selection (or everything); Esc clears. With the
+// As in Perfetto: W/S zoom, A/D pan; F, I and 0 fit; Z zooms to the area; Esc clears. With the
 // GLFW backend io.KeysDown is indexed by GLFW key codes, which are the ASCII capitals.
 void keys(TimelineState& s, const TimelineInput& in, std::span<const TimelineRun> runs) {
   const ImGuiIO& io = ImGui::GetIO();
@@ -120,8 +128,13 @@ void keys(TimelineState& s, const TimelineInput& in, std::span<const TimelineRun
     s.view_begin += span * 1.2 * dt;
     s.view_end += span * 1.2 * dt;
   }
+  // F: the selection, else the timed iterations; I: the timed iterations; 0: everything.
   if (ImGui::IsKeyPressed('F', false) && !zoom_to_item(s, runs, s.selected, 0.15))
-    fit_view(s, runs);
+    fit_iterations(s, runs);
+  if (ImGui::IsKeyPressed('I', false)) fit_iterations(s, runs);
+  if (ImGui::IsKeyPressed('0', false)) fit_view(s, runs);
+  if (ImGui::IsKeyPressed('Z', false) && s.has_range)
+    zoom_to(s, std::min(s.range_a, s.range_b), std::max(s.range_a, s.range_b), 0.02);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
     s.has_range = false;
     s.selected = {};

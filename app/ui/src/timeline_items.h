@@ -7,6 +7,7 @@
 // (timeline_rows.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -34,11 +35,23 @@ struct ItemRef {
 
 enum class ColorMode { kByOp, kByKernel };
 
+constexpr size_t kItemKinds = 5;  // ItemKind values, kNone included
+
+// Which items of a run Find matched, per kind (indexed by ItemKind, then by record index).
+struct RunMatches {
+  std::array<std::vector<bool>, kItemKinds> of_kind;
+  bool matches(ItemKind kind, uint32_t index) const {
+    const std::vector<bool>& m = of_kind[static_cast<size_t>(kind)];
+    return index < m.size() && m[index];
+  }
+};
+
 // A run as the timeline draws it.
 struct TimelineRun {
   const LoadedRun* run = nullptr;
   int64_t origin_ns = 0;  // the run's time drawn at 0 on the axis
   std::string label;
+  const RunMatches* matches = nullptr;  // Find's matches: the others are drawn dimmed
 };
 
 // What an item's look depends on besides the item.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "fusionscope/analysis/format.h"
 #include "metrics_row.h"
@@ -21,13 +23,27 @@ void draw_lane_items(RowFrame& f, const analysis::LaneIndex& lane, ItemKind kind
     const ItemLookContext* context;
     const analysis::LaneIndex* lane;
     ItemLook (*look)(const ItemLookContext&, uint32_t);
-  } closure{&context, &lane, item_type(kind).look};
+    const RunMatches* matches;
+    ItemKind kind;
+    float dim;
+    ImU32 background;
+  } closure{&context,          &lane, item_type(kind).look, f.run->matches, kind, f.theme->find_dim,
+            f.theme->canvas_bg};
   const ItemLookFn look{&closure, [](const void* c, uint32_t position) {
                           const auto& cl = *static_cast<const Closure*>(c);
-                          return cl.look(*cl.context, cl.lane->item[position]);
+                          const uint32_t index = cl.lane->item[position];
+                          ItemLook l = cl.look(*cl.context, index);
+                          // With a Find query: matches outlined, the rest faded.
+                          if (cl.matches) {
+                            if (cl.matches->matches(cl.kind, index))
+                              l.highlight = true;
+                            else
+                              l.fill = blend(l.fill, cl.background, cl.dim);
+                          }
+                          return l;
                         }};
   f.draw->PushClipRect(ImVec2(f.clip.x, f.clip.y), ImVec2(f.clip.z, f.clip.w), true);
-  const int h = draw_row_boxes(f.draw, f.geo, boxes, look, *f.theme, f.mouse);
+  const int h = draw_row_boxes(f.draw, f.geo, lane, boxes, look, *f.theme, f.mouse);
   f.draw->PopClipRect();
   if (h < 0) return;
   const analysis::LodBox& box = boxes[static_cast<size_t>(h)];
@@ -38,6 +54,14 @@ void draw_lane_items(RowFrame& f, const analysis::LaneIndex& lane, ItemKind kind
   } else {
     hover.item = {f.run_index, kind, lane.item[box.first]};
   }
+}
+
+// The items of a lane that overlap [t0, t1).
+void lane_items_between(const analysis::LaneIndex& lane, ItemKind kind, int run_index, int64_t t0,
+                        int64_t t1, std::vector<ItemRef>& out) {
+  for (size_t i = lane.first_ending_after(t0); i < lane.size() && lane.start[i] < t1; ++i)
+    if (lane.end[i] > t0 || (lane.end[i] == lane.start[i] && lane.start[i] >= t0))
+      out.push_back({run_index, kind, lane.item[i]});
 }
 
 bool in(uint32_t i, uint32_t begin, uint32_t end) {
@@ -86,6 +110,11 @@ class RangeRow final : public TimelineRow {
     return item.kind == ItemKind::kRange && in(item.index, lane.range_begin, lane.range_end) &&
            d.ranges[item.index].depth == depth_;
   }
+  void items_between(const TimelineRun& run, int run_index, int64_t t0, int64_t t1,
+                     std::vector<ItemRef>& out) const override {
+    lane_items_between(run.run->index.cpu[lane_].ranges_by_depth[depth_], ItemKind::kRange,
+                       run_index, t0, t1, out);
+  }
 
  private:
   size_t lane_;
@@ -107,6 +136,11 @@ class ApiRow final : public TimelineRow {
   bool holds(const storage::RunData& d, const ItemRef& item) const override {
     const storage::CpuLane& lane = d.cpu_lanes[lane_];
     return item.kind == ItemKind::kApiCall && in(item.index, lane.api_begin, lane.api_end);
+  }
+  void items_between(const TimelineRun& run, int run_index, int64_t t0, int64_t t1,
+                     std::vector<ItemRef>& out) const override {
+    lane_items_between(run.run->index.cpu[lane_].api_calls, ItemKind::kApiCall, run_index, t0, t1,
+                       out);
   }
 
  private:
@@ -130,6 +164,12 @@ class GpuStreamRow final : public TimelineRow {
     const storage::GpuLane& lane = d.gpu_lanes[lane_];
     return (item.kind == ItemKind::kKernel && in(item.index, lane.kernel_begin, lane.kernel_end)) ||
            (item.kind == ItemKind::kMemop && in(item.index, lane.memop_begin, lane.memop_end));
+  }
+  void items_between(const TimelineRun& run, int run_index, int64_t t0, int64_t t1,
+                     std::vector<ItemRef>& out) const override {
+    const analysis::GpuRowIndex& index = run.run->index.gpu[lane_];
+    lane_items_between(index.kernels, ItemKind::kKernel, run_index, t0, t1, out);
+    lane_items_between(index.memops, ItemKind::kMemop, run_index, t0, t1, out);
   }
 
  private:
@@ -167,6 +207,32 @@ class MetricsChartRow final : public TimelineRow {
   MetricsRow row_;
 };
 
+// A lane folded into one thin row: its label, a rule, and how to unfold it.
+class FoldedLaneRow final : public TimelineRow {
+ public:
+  FoldedLaneRow(int run, std::string label, size_t rows)
+      : TimelineRow(run), label_(std::move(label)), rows_(rows) {}
+  float height(const Theme& theme) const override { return std::round(theme.row_height * 0.65f); }
+  std::string label(const TimelineRun&) const override {
+    return "+ " + label_ + " (" + std::to_string(rows_) + (rows_ == 1 ? " row)" : " rows)");
+  }
+  bool label_is_dim() const override { return true; }
+  void draw(RowFrame& f, RowHover&) const override {
+    const float mid = std::round((f.geo.y0 + f.geo.y1) * 0.5f);
+    f.draw->AddLine(ImVec2(f.geo.x0, mid), ImVec2(f.geo.x1, mid), f.theme->grid_line);
+  }
+
+ private:
+  std::string label_;
+  size_t rows_;
+};
+
+// Whether a lane has nothing in [b, e) (its run's timed iterations).
+bool idle(const analysis::LaneIndex& lane, int64_t b, int64_t e) {
+  const size_t i = lane.first_ending_after(b);
+  return i >= lane.size() || lane.start[i] >= e;
+}
+
 }  // namespace
 
 void TimelineRow::tooltip(const TimelineRun&, const RowHover& hover, const TimelineState&,
@@ -179,7 +245,8 @@ void TimelineRow::tooltip(const TimelineRun&, const RowHover& hover, const Timel
           .c_str());
 }
 
-TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme, float* height) {
+TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme,
+                        const LaneCollapse* lanes, float* height) {
   TimelineRows rows;
   const float gap = std::round(6.0f * theme.scale);
   float y = 0;
@@ -191,36 +258,77 @@ TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme, f
   };
   for (int r = 0; r < static_cast<int>(runs.size()); ++r) {
     const LoadedRun& run = *runs[static_cast<size_t>(r)].run;
+    const std::string id = std::to_string(run.data.info.id);
+    // A lane is idle when nothing of it lies in the timed iterations (or in the run at all).
+    const std::optional<analysis::TimeSpan> span = analysis::timed_span(run.iterations);
+    const int64_t b = span ? span->begin : std::numeric_limits<int64_t>::min();
+    const int64_t e = span ? span->end : std::numeric_limits<int64_t>::max();
+    // Adds a lane's rows, or one folded row in their place; the first carries the lane's key.
+    auto add_lane = [&](const std::string& key, bool lane_idle, const std::string& label,
+                        std::vector<std::unique_ptr<TimelineRow>> lane_rows) {
+      if (lane_rows.empty()) return;
+      if (lanes && lanes->folded(key, lane_idle))
+        lane_rows = [&] {
+          std::vector<std::unique_ptr<TimelineRow>> one;
+          one.push_back(std::make_unique<FoldedLaneRow>(r, label, lane_rows.size()));
+          return one;
+        }();
+      lane_rows.front()->lane_key = key;
+      lane_rows.front()->lane_idle = lane_idle;
+      for (auto& row : lane_rows) add(std::move(row));
+    };
     add(std::make_unique<RunHeaderRow>(r));
-    auto add_ranges = [&](int l) {
+    auto range_rows = [&](int l, std::vector<std::unique_ptr<TimelineRow>>& out) {
       const analysis::CpuRowIndex& cpu = run.index.cpu[static_cast<size_t>(l)];
       for (int d = 0; d < static_cast<int>(cpu.ranges_by_depth.size()); ++d)
-        add(std::make_unique<RangeRow>(r, l, d));
+        out.push_back(std::make_unique<RangeRow>(r, l, d));
+    };
+    auto cpu_idle = [&](int l) {
+      const analysis::CpuRowIndex& cpu = run.index.cpu[static_cast<size_t>(l)];
+      bool all = idle(cpu.api_calls, b, e);
+      for (const analysis::LaneIndex& depth : cpu.ranges_by_depth) all = all && idle(depth, b, e);
+      return all;
     };
     std::vector<int> annotation_lanes;  // GPU annotations, drawn above their stream
     for (int l = 0; l < static_cast<int>(run.index.cpu.size()); ++l) {
-      if (gpu_annotations_only(run.data, run.data.cpu_lanes[static_cast<size_t>(l)])) {
+      const storage::CpuLane& lane = run.data.cpu_lanes[static_cast<size_t>(l)];
+      if (gpu_annotations_only(run.data, lane)) {
         annotation_lanes.push_back(l);
         continue;
       }
-      add_ranges(l);
-      const analysis::CpuRowIndex& cpu = run.index.cpu[static_cast<size_t>(l)];
-      if (!cpu.api_calls.empty()) add(std::make_unique<ApiRow>(r, l));
+      std::vector<std::unique_ptr<TimelineRow>> lane_rows;
+      range_rows(l, lane_rows);
+      if (!run.index.cpu[static_cast<size_t>(l)].api_calls.empty())
+        lane_rows.push_back(std::make_unique<ApiRow>(r, l));
+      add_lane(id + " cpu " + std::to_string(lane.thread_id), cpu_idle(l),
+               "Thread " + std::to_string(lane.thread_id), std::move(lane_rows));
       y += gap;
     }
     for (int l = 0; l < static_cast<int>(run.index.gpu.size()); ++l) {
       const storage::GpuLane& g = run.data.gpu_lanes[static_cast<size_t>(l)];
-      for (int a : annotation_lanes) {
-        if (run.data.cpu_lanes[static_cast<size_t>(a)].thread_id == g.stream) add_ranges(a);
-      }
-      add(std::make_unique<GpuStreamRow>(r, l));
+      const analysis::GpuRowIndex& index = run.index.gpu[static_cast<size_t>(l)];
+      std::vector<std::unique_ptr<TimelineRow>> lane_rows;
+      bool lane_idle = idle(index.kernels, b, e) && idle(index.memops, b, e);
+      for (int a : annotation_lanes)
+        if (run.data.cpu_lanes[static_cast<size_t>(a)].thread_id == g.stream) {
+          range_rows(a, lane_rows);
+          lane_idle = lane_idle && cpu_idle(a);
+        }
+      lane_rows.push_back(std::make_unique<GpuStreamRow>(r, l));
+      add_lane(id + " gpu " + std::to_string(g.device) + ":" + std::to_string(g.stream), lane_idle,
+               "GPU " + std::to_string(g.device) + "  stream " + std::to_string(g.stream),
+               std::move(lane_rows));
     }
     // Annotations of a stream that ran no kernel or memop still show, after the streams.
     for (int a : annotation_lanes) {
       const uint32_t stream = run.data.cpu_lanes[static_cast<size_t>(a)].thread_id;
       const bool drawn = std::any_of(run.data.gpu_lanes.begin(), run.data.gpu_lanes.end(),
                                      [&](const storage::GpuLane& g) { return g.stream == stream; });
-      if (!drawn) add_ranges(a);
+      if (drawn) continue;
+      std::vector<std::unique_ptr<TimelineRow>> lane_rows;
+      range_rows(a, lane_rows);
+      add_lane(id + " annotations " + std::to_string(stream), cpu_idle(a),
+               "Stream " + std::to_string(stream) + " annotations", std::move(lane_rows));
     }
     for (MetricsRow m : metrics_rows(run.pm)) add(std::make_unique<MetricsChartRow>(r, m));
     y += gap;

@@ -63,12 +63,20 @@ class TimelineRow {
   virtual void draw(RowFrame& frame, RowHover& hover) const = 0;
   // Whether this row draws `item` (the item's run is this row's run).
   virtual bool holds(const storage::RunData&, const ItemRef&) const { return false; }
+  // Appends the items of this row that overlap [t0_ns, t1_ns) of the run's clock (an area
+  // selection); `run_index` is the run's place among the drawn runs.
+  virtual void items_between(const TimelineRun&, int /*run_index*/, int64_t /*t0_ns*/,
+                             int64_t /*t1_ns*/, std::vector<ItemRef>& /*out*/) const {}
   // The tooltip for a hover that is not an item (a merged block, a chart sample).
   virtual void tooltip(const TimelineRun& run, const RowHover& hover, const TimelineState& state,
                        const Theme& theme) const;
 
   float y = 0;  // top, relative to the rows' content, set by the layout
   float h = 0;
+  // The first row of a lane (a thread's top row, a stream) carries the lane's key, so that a
+  // click on its label folds or unfolds the lane; `lane_idle` says whether it is idle.
+  std::string lane_key;
+  bool lane_idle = false;
 
  private:
   int run_;
@@ -76,8 +84,10 @@ class TimelineRow {
 
 using TimelineRows = std::vector<std::unique_ptr<TimelineRow>>;
 
-// The rows of `runs`, laid out top to bottom; *height gets the content's height.
-TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme, float* height);
+// The rows of `runs`, laid out top to bottom, lanes folded as `lanes` says (null: none);
+// *height gets the content's height.
+TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme,
+                        const LaneCollapse* lanes, float* height);
 
 // The index of the row that draws `item`, or -1.
 int row_of(const TimelineRows& rows, std::span<const TimelineRun> runs, const ItemRef& item);

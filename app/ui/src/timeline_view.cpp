@@ -1,5 +1,7 @@
 #include <algorithm>
 
+#include "area_panel.h"
+#include "find_bar.h"
 #include "fusionscope/analysis/format.h"
 #include "item_details.h"
 #include "ui_probe.h"
@@ -19,6 +21,7 @@ std::string run_caption(const LoadedRun& run) {
 }
 
 void draw_toolbar(TimelineViewState& s, const Theme& theme) {
+  const float gap = 20 * theme.scale;
   ImGui::AlignTextToFramePadding();
   ImGui::TextDisabled("Colour by");
   ImGui::SameLine();
@@ -27,20 +30,38 @@ void draw_toolbar(TimelineViewState& s, const Theme& theme) {
   ImGui::SameLine();
   ImGui::RadioButton("kernel", &mode, 1);
   s.timeline.color_mode = mode == 0 ? ColorMode::kByOp : ColorMode::kByKernel;
-  ImGui::SameLine(0, 24 * theme.scale);
+  ImGui::SameLine(0, gap);
   ImGui::TextDisabled("Align runs at");
   ImGui::SameLine();
   const char* names[] = {"run start", "first kernel", "first iteration"};
   int align = static_cast<int>(s.alignment);
-  ImGui::SetNextItemWidth(140 * theme.scale);
+  ImGui::SetNextItemWidth(120 * theme.scale);
   if (ImGui::Combo("##align", &align, names, 3)) {
     s.alignment = static_cast<analysis::Alignment>(align);
-    s.timeline.fit_pending = true;
+    s.timeline.fit = FitRequest::kIterations;  // the same iterations stay in view
   }
-  ImGui::SameLine(0, 24 * theme.scale);
-  if (ImGui::Button("Fit")) s.timeline.fit_pending = true;
-  ImGui::SameLine(0, 24 * theme.scale);
-  ImGui::TextDisabled("wheel/W S zoom, drag/A D pan, shift-drag measures");
+  ImGui::SameLine(0, gap);
+  ImGui::TextDisabled("Time from");
+  ImGui::SameLine();
+  const char* origins[] = {"the alignment", "run start", "first iteration", "the mark"};
+  int origin = static_cast<int>(s.timeline.origin);
+  ImGui::SetNextItemWidth(120 * theme.scale);
+  if (ImGui::Combo("##origin", &origin, origins, 4))
+    s.timeline.origin = static_cast<TimeOrigin>(origin);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Where the ruler counts from; right-click the ruler to mark a point");
+  ImGui::SameLine(0, gap);
+  if (ImGui::Button("Fit iterations")) s.timeline.fit = FitRequest::kIterations;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("The timed iterations (I; F without a selection)");
+  ImGui::SameLine();
+  if (ImGui::Button("Fit all")) s.timeline.fit = FitRequest::kAll;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Everything, setup included (0)");
+  ImGui::SameLine(0, gap);
+  ImGui::Checkbox("Fold idle lanes", &s.timeline.lanes.collapse_idle);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Threads and streams with nothing in the timed iterations as one thin row; "
+        "click a lane's label to fold or unfold it");
 }
 
 // Selects the requested kernel and shows about one iteration around it.
@@ -54,28 +75,35 @@ void focus_kernel(TimelineViewState& s, const std::vector<TimelineRun>& runs) {
                                  static_cast<double>(k.end_ns - k.start_ns) * 4.0);
     s.timeline.selected = {static_cast<int>(i), ItemKind::kKernel, s.focus.kernel};
     zoom_to(s.timeline, at - span * 0.3, at + span * 0.7, 0.0);
-    s.timeline.fit_pending = false;
+    s.timeline.fit = FitRequest::kNone;
   }
   s.focus.pending = false;
 }
 
 }  // namespace
 
-void draw_timeline_view(AppState& app) {
-  TimelineViewState& s = app.timeline;
-  const Session& session = *app.session;
+std::vector<TimelineRun> shown_timeline_runs(const AppState& app) {
   std::vector<TimelineRun> runs;
+  if (!app.session) return runs;
   for (int64_t id : app.runs.selected) {
-    const LoadedRun* run = session.find_run(id);
+    const LoadedRun* run = app.session->find_run(id);
     if (!run ||
         (run->data.kernels.empty() && run->data.api_calls.empty() && run->data.ranges.empty()))
       continue;
-    runs.push_back({run, analysis::alignment_origin(run->data, s.alignment, 0), run_caption(*run)});
+    runs.push_back(
+        {run, analysis::alignment_origin(run->data, app.timeline.alignment, 0), run_caption(*run)});
   }
+  return runs;
+}
+
+void draw_timeline_view(AppState& app) {
+  TimelineViewState& s = app.timeline;
+  const Session& session = *app.session;
+  std::vector<TimelineRun> runs = shown_timeline_runs(app);
   std::vector<int64_t> shown;
   for (const TimelineRun& r : runs) shown.push_back(r.run->data.info.id);
   if (shown != s.shown) {
-    s.timeline.fit_pending = true;
+    s.timeline.fit = FitRequest::kIterations;
     s.timeline.selected = {};
     s.shown = shown;
   }
@@ -83,6 +111,10 @@ void draw_timeline_view(AppState& app) {
   if (s.focus.pending) focus_kernel(s, runs);
   s.timeline.dram_peak = analysis::ceilings_of(session.info).bandwidth;
   draw_toolbar(s, app.theme);
+  draw_find_bar(app, runs);
+  if (app.find.active())
+    for (size_t i = 0; i < runs.size() && i < app.find.results.runs.size(); ++i)
+      runs[i].matches = &app.find.results.runs[i];
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (runs.empty()) {
     ImGui::Spacing();
@@ -99,7 +131,15 @@ void draw_timeline_view(AppState& app) {
   ImGui::EndGroup();
   ImGui::SameLine();
   ImGui::BeginChild("##details", ImVec2(details_w, avail.y), true);
-  draw_item_details(s.timeline, runs, app.theme);
+  // The area selection's tables, and under them (or alone) the selected item's details.
+  if (draw_area_panel(app, runs)) {
+    if (s.timeline.selected.valid()) {
+      ImGui::Separator();
+      draw_item_details(s.timeline, runs, app.theme);
+    }
+  } else {
+    draw_item_details(s.timeline, runs, app.theme);
+  }
   ImGui::EndChild();
 }
 

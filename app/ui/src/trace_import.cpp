@@ -187,8 +187,10 @@ void draw_trace_import(AppState& app) {
     app.status = "import cancelled; nothing was written";
   } else if (!j.error.empty()) {
     show_error(app, "Cannot import the trace", j.error);
-  } else if (open_session_file(app, j.session)) {
-    app.status = "imported " + j.trace.filename().string() + " into " + j.session.string();
+  } else {
+    // Opened on a worker like any session, with its progress.
+    begin_open_session(app, j.session, false,
+                       "imported " + j.trace.filename().string() + " into " + j.session.string());
   }
 }
 

@@ -1,5 +1,6 @@
 #include "ui_probe.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <imgui.h>
 
 #include "session_edit.h"
+#include "views.h"
 
 namespace fusionscope::ui {
 
@@ -34,6 +36,47 @@ void timeline_lines(const AppState& app, Line& line) {
   std::snprintf(buf, sizeof buf, "%.0f %.0f", t.view_begin, t.view_end);
   line("timeline.view", buf);
   line("timeline.selected", item_text(app, t.selected));
+  // The timed iterations on the axis, and each shown run's origin (its time drawn at 0).
+  const std::vector<TimelineRun> runs = shown_timeline_runs(app);
+  double b = 0, e = 0;
+  if (iterations_extent(runs, b, e)) {
+    std::snprintf(buf, sizeof buf, "%.0f %.0f", b, e);
+    line("timeline.iterations", buf);
+  } else {
+    line("timeline.iterations", "");
+  }
+  std::string origins;
+  for (const TimelineRun& r : runs)
+    origins += (origins.empty() ? "" : " ") + std::to_string(r.origin_ns);
+  line("timeline.origins", origins);
+  std::snprintf(buf, sizeof buf, "%.0f", time_zero(t, runs));
+  line("timeline.zero", buf);
+  // Find: the query, and per kind "count total_ns".
+  const FindState& f = app.find;
+  line("find.query", f.open ? f.searched : "");  // the text the counts below are of
+  line("find.error", f.error);
+  for (ItemKind k : item_kinds()) {
+    const KindTotals& totals = f.results.of(k);
+    line(std::string("find.") + item_type(k).name,
+         std::to_string(totals.count) + " " + std::to_string(totals.total_ns));
+  }
+  line("find.current", f.current < 0 ? "" : std::to_string(f.current));
+  // The area selection: its range on the axis, the rows it crosses, and its kernels' totals.
+  if (t.has_range) {
+    std::snprintf(buf, sizeof buf, "%.0f %.0f", std::min(t.range_a, t.range_b),
+                  std::max(t.range_a, t.range_b));
+    line("area.range", buf);
+    line("area.rows", std::to_string(t.area.rows.size()));
+    const AreaGroup k = app.timeline.area_summary.total(AreaTable::kKernels);
+    line("area.kernels", std::to_string(k.count) + " " + std::to_string(k.total_ns));
+  } else {
+    line("area.range", "");
+  }
+  // The rows on screen: their labels, and rectangles as items timeline.row.N.
+  std::string labels;
+  for (const TimelineState::DrawnRow& r : t.drawn_rows)
+    labels += (labels.empty() ? "" : "|") + r.label;
+  line("timeline.rows", labels);
   line("timeline.hovered", item_text(app, t.hovered));
 }
 
@@ -48,8 +91,12 @@ std::string input_text() {
   if (io.KeyAlt) keys += " alt";
   for (int k = 'A'; k <= 'Z'; ++k)
     if (io.KeysDown[k]) keys += std::string(" ") + static_cast<char>(k);
+  for (int k = '0'; k <= '9'; ++k)
+    if (io.KeysDown[k]) keys += std::string(" ") + static_cast<char>(k);
+  // Buttons by their X11 numbers (1 left, 2 middle, 3 right), as xdotool names them.
+  const int x11_button[3] = {1, 3, 2};
   for (int b = 0; b < 3; ++b)
-    if (io.MouseDown[b]) keys += " mouse" + std::to_string(b + 1);
+    if (io.MouseDown[b]) keys += " mouse" + std::to_string(x11_button[b]);
   if (io.WantTextInput) keys += " typing";  // a text field has the keyboard
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.0f %.0f", io.MousePos.x, io.MousePos.y);
@@ -64,7 +111,8 @@ void init_ui_probe(AppState& app) {
 }
 
 void probe_item(AppState& app, const std::string& name) {
-  if (app.probe.path.empty()) return;
+  // Only what is on screen: a row scrolled out of its table cannot be clicked.
+  if (app.probe.path.empty() || !ImGui::IsItemVisible()) return;
   const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
   if (b.x <= a.x || b.y <= a.y) return;  // not laid out yet (a tab bar's first frame)
   app.probe.items.push_back({name, {a.x, a.y, b.x - a.x, b.y - a.y}});
@@ -92,7 +140,9 @@ std::string ui_probe_text(const AppState& app) {
     selected += (selected.empty() ? "" : ",") + std::to_string(id);
   line("selected", selected);
   line("comparison", std::to_string(app.comparison.a) + "," + std::to_string(app.comparison.b));
+  line("comparison.verdict", app.comparison.verdict);
   line("view", app.view);
+  line("stats.run", std::to_string(app.stats.run));
   line("solo", app.solo);
   timeline_lines(app, line);
   if (app.lab.controller) {
@@ -114,6 +164,13 @@ std::string ui_probe_text(const AppState& app) {
   line("file_browser.name", app.file_browser.visible ? app.file_browser.file_name : "");
   line("last_error", app.error.title.empty() ? "" : app.error.title + ": " + app.error.message);
   line("input", input_text());
+  const std::vector<TimelineState::DrawnRow>& drawn = app.timeline.timeline.drawn_rows;
+  for (size_t i = 0; i < drawn.size(); ++i) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "item timeline.row.%zu %.0f %.0f %.0f %.0f\n", i, drawn[i].x,
+                  drawn[i].y, drawn[i].w, drawn[i].h);
+    t += buf;
+  }
   for (const auto& [name, r] : app.probe.items) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "item %s %.0f %.0f %.0f %.0f\n", name.c_str(), r[0], r[1], r[2],

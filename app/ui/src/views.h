@@ -15,6 +15,9 @@ void draw_runs_view(AppState& app);
 // The session's name, GPU, run count and notes, on one line.
 void draw_session_header(AppState& app);
 
+// The runs the Timeline tab shows (those selected that have a trace), each with its origin.
+std::vector<TimelineRun> shown_timeline_runs(const AppState& app);
+
 // The Timeline tab: a toolbar, the runs selected in the runs panel, the selection's details.
 void draw_timeline_view(AppState& app);
 

@@ -14,6 +14,7 @@ struct LaneIndex {
   std::vector<int64_t> end;
   std::vector<int64_t> max_end;
   std::vector<uint32_t> item;  // index of each entry in the source array (kernels, ranges, ...)
+  std::vector<int64_t> busy_through;  // sum of the durations of items 0..i (for density)
 
   size_t size() const { return start.size(); }
   bool empty() const { return start.empty(); }
@@ -24,6 +25,9 @@ struct LaneIndex {
   size_t first_ending_after(int64_t t_ns) const;
   // Position of the first item that starts at or after t.
   size_t first_starting_at_or_after(int64_t t_ns) const;
+  // The fraction of [t0, t1) that items cover, from the running sums: exact for items that do
+  // not overlap each other (a stream's kernels, one depth of ranges), clamped to [0, 1].
+  double busy_fraction(int64_t t0_ns, int64_t t1_ns) const;
 };
 
 // Builds the index of records[begin, end) of any record type with start_ns and end_ns fields,

@@ -20,11 +20,18 @@ struct ScreenshotOptions {
   int height = 1000;
   // "" = the whole window; a view's id (screenshot_views()) = that view alone, filling the image.
   std::string view;
+  std::string tab;                // the view in front when the whole window is drawn (a view's id)
   std::vector<std::string> runs;  // run ids or names: the timeline's runs, comparison's A and B
   // Selects the first timed kernel of the timeline's first run whose short name contains this,
   // and zooms to it: the details panel and the launch's flow line show in the image.
   std::string select;
+  // Opens the timeline's Find bar with this query (its matches highlighted and counted).
+  std::string find;
+  // An area selection across every row of the timeline: FROM:TO in microseconds from the
+  // ruler's 0 (the first timed iteration), e.g. 0:250.
+  std::string area;
   float scale = 1.0f;  // UI scale (fonts and spacing)
+  bool light = false;  // the light theme
   int frames = 5;      // frames rendered before capture (tables settle their layout)
 
   // The live lab, headless (docs/lab.md): runs `lab_preset` in `lab_variants` (or a sweep) into
