@@ -110,7 +110,7 @@ struct AppState {
   SessionEditState edit;               // new, save as, notes, rename, delete (session_menu.cpp)
   CaptureDialogState capture_program;  // File > Capture a program... (capture_dialog.cpp)
   UiProbe probe;                       // state for tests that drive the window (ui_probe.cpp)
-  FindState find;  // the timeline's Find bar (find.h); the statistics filter by it too
+  FindState find;               // the timeline's Find bar (find.h); the statistics filter by it too
   bool find_requested = false;  // Ctrl+F: open the Find bar
 
   std::string view = "timeline";  // the id of the view in front (view_registry.h)
