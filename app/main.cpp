@@ -1,11 +1,10 @@
 // fusionscope: with no subcommand (optionally a session file) it opens the app; subcommands serve
 // servers and scripts (capture, report, import, export, screenshot, calibrate).
-#include <cstdio>
-#include <exception>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "ui/gui_main.h"
 
@@ -23,18 +22,9 @@ int main(int argc, char** argv) {
   cli::add_screenshot_command(app);
   cli::add_calibrate_command(app);
   cli::add_advise_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusionscope: %s\n", e.what());
-    return 1;
-  }
-  if (app.get_subcommands().empty()) {
+  return cli::run_command_line(app, argc, argv, [&] {
     fusionscope::ui::GuiOptions options;
     options.session_path = session;
     return fusionscope::ui::run_gui(options);
-  }
-  return cli::exit_code();
+  });
 }

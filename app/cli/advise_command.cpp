@@ -4,12 +4,14 @@
 // docs/advice.md. Exit codes: 0 done, 1 the session could not be read, 2 bad arguments (no such
 // run or rule), 3 a rule named by --fail-on fired (for CI gating).
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "command_line.h"
 #include "commands.h"
 #include "fusionscope/analysis/advisor.h"
 #include "fusionscope/analysis/demangle.h"
@@ -111,7 +113,7 @@ void add_advise_command(CLI::App& app) {
       "What fusing kernels, or launching them differently, would buy in a session's runs");
   cmd->add_option("session", args->session, "Session file (.fsdb)")->required();
   cmd->add_option("--run", args->run, "Only this run (default: every run)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, INT64_MAX));
   cmd->add_flag("--json", args->json, "Write JSON (schema fusionscope.advice/1, docs/advice.md)");
   cmd->add_option("--fail-on", args->fail_on,
                   "Exit 3 when this rule fires (repeatable): pointwise-chain, glu-intermediate, "

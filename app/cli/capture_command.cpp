@@ -9,6 +9,7 @@
 #include <string>
 
 #include "capture_program.h"
+#include "command_line.h"
 #include "commands.h"
 #include "fusionscope/lab/job_file.h"
 #include "fusionscope/lab/lab.h"
@@ -253,16 +254,16 @@ void add_capture_command(CLI::App& app) {
                   "Comma-separated variants, or all (default: every variant that applies)");
   cmd->add_option("--out", opt->out, "Session file to write (.fsdb)")->required();
   cmd->add_option("--iters", opt->iterations, "Timed iterations per run (default 20)")
-      ->check(CLI::Range(1, 1000000));
+      ->check(integer_in(1, 1000000));
   cmd->add_option("--warmup", opt->warmup,
                   "Warm-up iterations per run (default 5); with a command: its first N iteration "
                   "ranges count as warm-up (default 0)")
-      ->check(CLI::Range(0, 100000));
+      ->check(integer_in(0, 100000));
   cmd->add_flag("--graph", opt->graph, "Replay each forward pass from a CUDA graph");
   cmd->add_flag("--verify", opt->verify, "Check each run's output against the fp32 reference");
   cmd->add_flag("--append", opt->append, "Add runs to an existing session");
   cmd->add_flag("--no-trace", opt->no_trace, "Time the runs without CUPTI");
-  cmd->add_option("--device", opt->device, "CUDA device index")->check(CLI::Range(0, 1024));
+  cmd->add_option("--device", opt->device, "CUDA device index")->check(integer_in(0, 1024));
   cmd->add_flag("--counters", opt->counters,
                 "Per run, a counters pass after the timed one: DRAM bytes, FLOPs and activity per "
                 "kernel (CUPTI range profiler; the forward pass repeated per pass, the L2 swept "
@@ -272,7 +273,7 @@ void add_capture_command(CLI::App& app) {
                 "sampling)");
   cmd->add_option("--pm-interval-us", opt->pm_interval_us,
                   "PM sampling interval in microseconds (default 10)")
-      ->check(CLI::Range(1, 1000000));
+      ->check(integer_in(1, 1000000));
   // A program of the user's, captured through the injection library: capture [options] -- CMD.
   cmd->add_option("command", opt->command,
                   "After --: a program to capture, with its arguments (its CUDA processes are "
@@ -297,7 +298,7 @@ void add_capture_command(CLI::App& app) {
                   "Command capture with --counters: profile kernels whose name matches REGEX");
   cmd->add_option("--kernel-limit", opt->kernel_limit,
                   "Command capture with --counters: profile at most N kernels")
-      ->check(CLI::Range(1, 1000000));
+      ->check(integer_in(1, 1000000));
   cmd->callback([opt] { exit_code() = run_capture(*opt); });
 }
 

@@ -13,13 +13,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 
+#include "command_line.h"
 #include "commands.h"
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/interchange/interchange_error.h"
 #include "fusionscope/interchange/torch_trace_import.h"
+#include "fusionscope/storage/new_session.h"
 #include "fusionscope/storage/session_store.h"
 
 namespace fusionscope::cli {
@@ -164,10 +167,6 @@ void print_summary(const TorchTrace& trace, const ImportArgs& args, int64_t run_
 }
 
 // A session file this command created, with SQLite's journal files beside it.
-void remove_session_files(const std::string& path) {
-  std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
-}
 
 int run_import(const ImportArgs& args) {
   std::error_code ec;
@@ -201,38 +200,41 @@ int run_import(const ImportArgs& args) {
     return cancelled();
   } catch (const interchange::InterchangeError& e) {
     progress.finish();
-    std::fprintf(stderr, "fusionscope import: %s\n", e.what());
+    print_error("import", e.what());
     return 1;
   }
 
-  bool created = false;
+  // A new session appears at --out only once the run is in it (a failure leaves nothing); into
+  // an existing one the run goes through a RunWriter (a failure leaves no run, a kill one that
+  // reads interrupted). Opening an existing file checks it first: nothing is written into a
+  // damaged file, nor into a file that is not a whole session.
   try {
-    storage::SessionStore store = [&] {
-      if (exists) return storage::SessionStore::open(args.out, storage::OpenMode::kReadWrite);
+    std::optional<storage::NewSession> fresh;
+    std::optional<storage::SessionStore> existing;
+    if (exists) {
+      existing.emplace(storage::SessionStore::open(args.out, storage::OpenMode::kReadWrite));
+    } else {
       storage::SessionInfo info = trace.session;
       info.name = fs::path(args.out).stem().string();
-      created = true;
-      return storage::SessionStore::create(args.out, info);
-    }();
+      fresh.emplace(args.out, info);
+    }
+    storage::SessionStore& store = fresh ? fresh->store() : *existing;
     interchange::WriteOptions options{args.run_name, args.variant};
     const int64_t run_id = interchange::write_torch_trace(store, trace, options, import_options);
+    if (fresh) fresh->publish();
     progress.finish();
     print_summary(trace, args, run_id, args.run_name.empty() ? trace.source_name : args.run_name,
-                  created);
+                  !exists);
     return 0;
   } catch (const interchange::ImportCancelled&) {
-    const int code = cancelled();
-    if (created) remove_session_files(args.out);
-    return code;
+    return cancelled();
   } catch (const storage::StoreError& e) {
     progress.finish();
-    std::fprintf(stderr, "fusionscope import: %s\n", e.what());
+    print_error("import", e.what());
   } catch (const std::exception& e) {
     progress.finish();
-    std::fprintf(stderr, "fusionscope import: writing %s failed: %s\n", args.out.c_str(), e.what());
+    print_error("import", "writing " + args.out + " failed: " + e.what());
   }
-  // A session this command created and could not fill is removed rather than left half-made.
-  if (created) remove_session_files(args.out);
   return 1;
 }
 

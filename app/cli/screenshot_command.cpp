@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "command_line.h"
 #include "commands.h"
 #include "ui/gui_main.h"
 
@@ -12,10 +13,16 @@ namespace fusionscope::cli {
 
 namespace {
 
+// WIDTHxHEIGHT in plain digits ("1600x1000"); the range is checked by run_screenshot.
 bool parse_size(const std::string& text, int& w, int& h) {
-  int consumed = 0;
-  return std::sscanf(text.c_str(), "%dx%d%n", &w, &h, &consumed) == 2 &&
-         consumed == static_cast<int>(text.size());
+  const size_t x = text.find('x');
+  if (x == std::string::npos || x == 0 || x + 1 == text.size() || x > 5 || text.size() - x > 6)
+    return false;
+  for (size_t i = 0; i < text.size(); ++i)
+    if (i != x && (text[i] < '0' || text[i] > '9')) return false;
+  w = std::stoi(text.substr(0, x));
+  h = std::stoi(text.substr(x + 1));
+  return true;
 }
 
 }  // namespace
@@ -32,6 +39,8 @@ void add_screenshot_command(CLI::App& app) {
   cmd->add_option("session", args->options.session_path,
                   "Session file (.fsdb); the sample session if omitted");
   cmd->add_option("--out,-o", args->options.out_path, "PNG file to write")->required();
+  cmd->add_flag("--force", args->options.force,
+                "Replace PNG files that exist (never a session, never the input)");
   cmd->add_option("--size", args->size, "Image size WxH (default 1600x1000)");
   cmd->add_option("--view", args->options.view, ui::screenshot_views_help())
       ->check(CLI::IsMember(ui::screenshot_views()));
@@ -62,9 +71,9 @@ void add_screenshot_command(CLI::App& app) {
                   "Sweep one size for --lab: SIZE:FROM:TO[:POINTS], e.g. hidden:256:8192 "
                   "(doubling without POINTS)");
   cmd->add_option("--lab-iters", args->options.lab_iterations, "Timed iterations per run (20)")
-      ->check(CLI::Range(1, 1000000));
+      ->check(integer_in(1, 1000000));
   cmd->add_option("--lab-warmup", args->options.lab_warmup, "Warm-up iterations per run (5)")
-      ->check(CLI::Range(0, 100000));
+      ->check(integer_in(0, 100000));
   cmd->add_flag("!--lab-no-check", args->options.lab_verify,
                 "Do not compare outputs with the fp32 reference");
   cmd->add_option("--lab-during", args->options.lab_during,
@@ -72,10 +81,8 @@ void add_screenshot_command(CLI::App& app) {
   cmd->callback([args] {
     ui::ScreenshotOptions o = args->options;
     if (!parse_size(args->size, o.width, o.height)) {
-      std::fprintf(
-          stderr,
-          "fusionscope screenshot: --size must be WIDTHxHEIGHT, e.g. 1600x1000 (got \"%s\")\n",
-          args->size.c_str());
+      print_error("screenshot", "--size must be WIDTHxHEIGHT, e.g. 1600x1000 (got \"" +
+                                    args->size.substr(0, 40) + "\")");
       exit_code() = 2;
       return;
     }

@@ -400,12 +400,23 @@ void write_session_digest(Database& db) {
   st.run();
 }
 
+int64_t string_id_limit(Database& db, int64_t first) {
+  Statement& st = db.statement("SELECT count(*) FROM strings WHERE id >= ?");
+  st.bind(1, first);
+  const int64_t rows = st.step() ? st.int64(0) : 0;
+  st.reset();
+  // Ids are dense in files fusionscope writes; a few gaps are tolerated (another tool's file),
+  // an id far beyond the row count is damage (and would cost memory for nothing).
+  return std::min<int64_t>(first + 2 * rows + 65536, int64_t{1} << 28);
+}
+
 std::vector<std::string> read_all_strings(Database& db) {
   std::vector<std::string> out(1);
+  const int64_t limit = string_id_limit(db, 1);
   Statement& st = db.statement("SELECT id, text FROM strings WHERE id > 0 ORDER BY id");
   while (st.step()) {
     const int64_t id = st.int64(0);
-    if (id > int64_t{1} << 28)
+    if (id > limit)
       throw StoreError("session '" + db.display_path() + "': the string table is damaged (id " +
                        std::to_string(id) + ")");
     const auto index = static_cast<size_t>(id);

@@ -36,6 +36,8 @@ void write_session_digest(Database& db);
 
 // Every string of the session, index = id (gaps are empty).
 std::vector<std::string> read_all_strings(Database& db);
+// The largest string id at or after `first` that is not damage (see read_all_strings).
+int64_t string_id_limit(Database& db, int64_t first);
 
 // Reads every record of run `run_id` into `out` (kernels, memops, API calls, ranges, metrics,
 // samples, processes), unsorted; string ids as stored.

@@ -132,12 +132,13 @@ void detail::StoreState::require_writable(std::string_view what) const {
 }
 
 void detail::StoreState::refresh_strings() {
+  const int64_t limit = string_id_limit(*db, static_cast<int64_t>(strings.size()));
   Statement& st = db->statement("SELECT id, text FROM strings WHERE id >= ? ORDER BY id");
   st.bind(1, static_cast<int64_t>(strings.size()));
   while (st.step()) {
     const int64_t id = st.int64(0);
     if (id <= 0) continue;
-    if (id > int64_t{1} << 28)
+    if (id > limit)
       throw StoreError("session '" + path.string() + "': the string table is damaged (id " +
                        std::to_string(id) + ")");
     const auto index = static_cast<size_t>(id);
@@ -498,6 +499,38 @@ void SessionStore::erase_property(std::string_view key) {
   st.run();
   detail::write_session_digest(*impl_->db);
   tx.commit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints and closing
+
+void SessionStore::checkpoint() {
+  impl_->require_writable("checkpoint");
+  int log = 0, copied = 0;
+  const int rc = sqlite3_wal_checkpoint_v2(impl_->db->handle(), "main", SQLITE_CHECKPOINT_PASSIVE,
+                                           &log, &copied);
+  if (rc != SQLITE_OK && rc != SQLITE_BUSY) impl_->db->fail(rc, "writing the log into the file");
+}
+
+void SessionStore::close() {
+  if (!impl_ || !impl_->db) return;
+  if (!impl_->read_only) {
+    // TRUNCATE waits (up to the busy timeout) for readers and leaves an empty log: what remains
+    // beside the file afterwards holds nothing.
+    const int rc = sqlite3_wal_checkpoint_v2(impl_->db->handle(), "main",
+                                             SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
+      try {
+        impl_->db->fail(rc, "writing the log into the file");
+      } catch (...) {
+        impl_->db.reset();
+        impl_->file.reset();
+        throw;
+      }
+    }
+  }
+  impl_->db.reset();
+  impl_->file.reset();
 }
 
 // ---------------------------------------------------------------------------------------------

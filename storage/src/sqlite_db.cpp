@@ -1,5 +1,11 @@
 #include "sqlite_db.h"
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 
 #include "fusionscope/storage/session_store.h"
@@ -31,9 +37,59 @@ std::string_view hint_for(int rc) {
       return "an I/O error occurred";
     case SQLITE_NOMEM:
       return "out of memory";
+    case SQLITE_TOOBIG:
+      return "a value is too large to store";
+    case SQLITE_CONSTRAINT:
+      return "it conflicts with what the session holds (damaged, or changed by another program)";
+    case SQLITE_ERROR:
+    case SQLITE_SCHEMA:
+    case SQLITE_MISMATCH:
+    case SQLITE_FORMAT:
+    case SQLITE_RANGE:
+      // "no such table", "no such column", ...: never shown as such, the SQL is ours.
+      return "the session's tables are not as fusionscope writes them (damaged, or changed by "
+             "another program)";
     default:
       return {};
   }
+}
+
+// SQLite keeps the errno of a failed write with the file that failed (often the log), and what
+// sqlite3_system_errno() reports may be a later call's: when that says nothing, the two causes a
+// user can do something about are looked for directly.
+std::string write_failure_cause(sqlite3* db) {
+  const char* main = db ? sqlite3_db_filename(db, "main") : nullptr;
+  if (main == nullptr || *main == '\0') return {};
+  const std::string path = main;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    for (const std::string& p : {path, path + "-wal"}) {
+      struct stat st {};
+      if (::stat(p.c_str(), &st) == 0 && static_cast<rlim_t>(st.st_size) + 65536 >= limit.rlim_cur)
+        return "the file size limit was reached (ulimit -f)";
+    }
+  }
+  const std::string dir = path.substr(0, path.find_last_of('/') + 1);
+  struct statvfs fs {};
+  if (::statvfs(dir.empty() ? "." : dir.c_str(), &fs) == 0 &&
+      static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < (uint64_t{1} << 20))
+    return "the disk is full";
+  return {};
+}
+
+// Why a failed operation failed, for a person: SQLite's own words only where they say more than
+// the hint and quote no SQL (an I/O error's errno does: "the file size limit was reached").
+std::string reason(sqlite3* db, int rc) {
+  const int sys = db ? sqlite3_system_errno(db) : 0;
+  if ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL) {
+    if (sys == ENOSPC || sys == EDQUOT) return "the disk is full";
+    if (sys == EFBIG) return "the file size limit was reached (ulimit -f)";
+    if (sys == EROFS) return "the file system is read-only";
+    if (std::string cause = write_failure_cause(db); !cause.empty()) return cause;
+    if (sys == EIO) return "an I/O error occurred (the disk or its connection failed)";
+  }
+  if (auto hint = hint_for(rc); !hint.empty()) return std::string(hint);
+  return sqlite3_errstr(rc);
 }
 
 }  // namespace
@@ -45,9 +101,7 @@ Database::Database(const std::string& uri, int flags, std::string display_path)
   const int rc =
       sqlite3_open_v2(uri.c_str(), &db_, flags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
-    std::string message = "cannot open session '" + display_path_ + "': ";
-    message += db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-    if (auto hint = hint_for(rc); !hint.empty()) message += " (" + std::string(hint) + ")";
+    const std::string message = "cannot open session '" + display_path_ + "': " + reason(db_, rc);
     sqlite3_close(db_);
     db_ = nullptr;
     throw StoreError(message);
@@ -67,11 +121,8 @@ void Database::finalize_statements() {
 }
 
 void Database::fail(int rc, std::string_view what) const {
-  std::string message = "session '" + display_path_ + "': " + std::string(what) + " failed: ";
-  const char* detail = db_ ? sqlite3_errmsg(db_) : nullptr;
-  message += detail && *detail ? detail : sqlite3_errstr(rc);
-  if (auto hint = hint_for(rc); !hint.empty()) message += " (" + std::string(hint) + ")";
-  throw StoreError(message);
+  throw StoreError("session '" + display_path_ + "': " + std::string(what) +
+                   " failed: " + reason(db_, rc));
 }
 
 void Database::exec(std::string_view sql) {
@@ -80,7 +131,7 @@ void Database::exec(std::string_view sql) {
   const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error);
   if (rc != SQLITE_OK) {
     sqlite3_free(error);
-    fail(rc, "executing '" + text.substr(0, 60) + "'");
+    fail(rc, "changing the session");
   }
 }
 
@@ -104,7 +155,7 @@ bool Database::is_read_only() const {
 Statement::Statement(Database& db, std::string_view sql) : db_(db) {
   const int rc = sqlite3_prepare_v3(db.handle(), sql.data(), static_cast<int>(sql.size()),
                                     SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
-  if (rc != SQLITE_OK) db.fail(rc, "preparing '" + std::string(sql.substr(0, 60)) + "'");
+  if (rc != SQLITE_OK) db.fail(rc, "reading the session's tables");
 }
 
 Statement::~Statement() {
@@ -120,8 +171,12 @@ bool Statement::step() {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
+  // COMMIT counts as read-only to SQLite, but it is where a transaction's writes happen.
+  const std::string_view sql = sqlite3_sql(stmt_);
+  const bool reads =
+      sqlite3_stmt_readonly(stmt_) != 0 && !sql.starts_with("COMMIT") && !sql.starts_with("BEGIN");
   sqlite3_reset(stmt_);
-  db_.fail(rc, "running '" + std::string(sqlite3_sql(stmt_)).substr(0, 60) + "'");
+  db_.fail(rc, reads ? "reading the session" : "writing the session");
 }
 
 void Statement::run() {

@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 
 #include "fusionscope/analysis/format.h"
 #include "fusionscope/analysis/metrics_status.h"
 #include "fusionscope/analysis/stats.h"
+#include "fusionscope/storage/printable.h"
 
 namespace fusionscope::lab {
 namespace {
@@ -211,7 +213,35 @@ RunSummary summarize(const RunData& run, std::size_t top_n) {
   return s;
 }
 
-void write_report(const storage::SessionStore& store, std::ostream& out, std::size_t top_n) {
+namespace {
+
+// What the status column says: the outcome, unless the run is not whole or not to be trusted.
+std::string status_cell(const storage::RunInfo& info) {
+  if (info.integrity == storage::Integrity::kDamaged) return "DAMAGED";
+  if (info.state != storage::RunState::kComplete)
+    return std::string(storage::to_string(info.state));
+  return std::string(storage::to_string(info.status));
+}
+
+std::size_t write_report_text(const storage::SessionStore& store, std::ostream& out,
+                              std::size_t top_n);
+
+}  // namespace
+
+std::size_t write_report(const storage::SessionStore& store, std::ostream& out, std::size_t top_n) {
+  // Everything from the session (names, errors, notes) is escaped for the terminal in one pass:
+  // what the report itself writes is plain text and passes unchanged.
+  std::ostringstream text;
+  const std::size_t damaged = write_report_text(store, text, top_n);
+  out << storage::printable(text.str());
+  return damaged;
+}
+
+namespace {
+
+std::size_t write_report_text(const storage::SessionStore& store, std::ostream& out,
+                              std::size_t top_n) {
+  std::size_t damaged = 0;
   const storage::SessionInfo session = store.session();
   const std::vector<storage::RunInfo> runs = store.runs();
   out << "Session  " << store.path().string();
@@ -238,29 +268,52 @@ void write_report(const storage::SessionStore& store, std::ostream& out, std::si
     out << "Captured " << session.created_utc << (session.host.empty() ? "" : " on " + session.host)
         << '\n';
   out << "Runs     " << runs.size() << "\n\n";
-  if (runs.empty()) return;
+  if (runs.empty()) return damaged;
 
   std::vector<RunSummary> summaries;
   Table table({"id", "run", "status", "iters", "kernels", "launches", "GPU time", "GPU/iter",
                "wall/iter", "trace"},
               {true, false, false, true, true, true, true, true, true, false});
-  for (const auto& info : runs) {
-    RunSummary s = summarize(store.load_run(info.id), top_n);
+  for (const auto& listed : runs) {
+    // A damaged run is named, never summarized: its figures would be wrong.
+    storage::RunData run = store.load_run(listed.id, storage::DamagePolicy::kMark);
+    const storage::RunInfo& info = run.info;
+    const std::string name = fit(storage::printable(info.name, true), 40);
+    if (info.integrity == storage::Integrity::kDamaged) {
+      ++damaged;
+      RunSummary s;
+      s.info = info;
+      table.add(
+          {std::to_string(info.id), name, status_cell(info), "-", "-", "-", "-", "-", "-", "-"});
+      summaries.push_back(std::move(s));
+      continue;
+    }
+    RunSummary s = summarize(run, top_n);
     const int iters = std::max(info.iterations, 1);
-    table.add(
-        {std::to_string(info.id), fit(info.name, 40), std::string(storage::to_string(info.status)),
-         std::to_string(info.warmup) + "+" + std::to_string(info.iterations),
-         std::to_string(s.kernels), std::to_string(s.launches),
-         s.kernels > 0 ? duration(s.gpu_ns) : "-",
-         s.timed_kernels > 0 ? duration(s.timed_gpu_ns / iters) : "-",
-         info.wall_ns > 0 ? duration(info.wall_ns / iters) : "-", trace_cell(info, s.kernels)});
+    table.add({std::to_string(info.id), name, status_cell(info),
+               std::to_string(info.warmup) + "+" + std::to_string(info.iterations),
+               std::to_string(s.kernels), std::to_string(s.launches),
+               s.kernels > 0 ? duration(s.gpu_ns) : "-",
+               s.timed_kernels > 0 ? duration(s.timed_gpu_ns / iters) : "-",
+               info.wall_ns > 0 ? duration(info.wall_ns / iters) : "-",
+               trace_cell(info, s.kernels)});
     summaries.push_back(std::move(s));
   }
   table.write(out, "");
 
   for (const RunSummary& s : summaries) {
-    out << "\n#" << s.info.id << " " << s.info.name << "  [" << storage::to_string(s.info.status)
-        << "]\n";
+    out << "\n#" << s.info.id << " " << storage::printable(s.info.name, true) << "  ["
+        << status_cell(s.info) << "]\n";
+    if (s.info.integrity == storage::Integrity::kDamaged) {
+      out << "  damaged: " << s.info.damage
+          << "; the file changed after the run was written, so its figures are not shown\n";
+      continue;
+    }
+    if (s.info.state == storage::RunState::kWriting)
+      out << "  being written: its records so far are shown; the run is not complete yet\n";
+    if (s.info.state == storage::RunState::kInterrupted)
+      out << "  interrupted: its writer stopped before the run was complete; what it had "
+             "written is shown\n";
     if (!s.info.error.empty()) out << "  error: " << s.info.error << '\n';
     if (s.info.kind == "imported" && !s.info.created_utc.empty()) {
       out << "  captured: " << s.info.created_utc << " (the trace's own date)\n";
@@ -288,6 +341,9 @@ void write_report(const storage::SessionStore& store, std::ostream& out, std::si
     }
     top.write(out, "  ");
   }
+  return damaged;
 }
+
+}  // namespace
 
 }  // namespace fusionscope::lab

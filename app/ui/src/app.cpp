@@ -183,7 +183,9 @@ std::vector<int64_t> resolve_runs(const Session& session, const std::vector<std:
   for (const std::string& name : names) {
     if (name.empty()) continue;
     int64_t found = -1;
-    if (std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    // An id is plain digits (18 at most: beyond any id, and beyond what a number holds).
+    if (!name.empty() && name.size() <= 18 &&
+        std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c); })) {
       const int64_t id = std::stoll(name);
       if (session.find_run(id)) found = id;
     }

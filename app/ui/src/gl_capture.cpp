@@ -1,15 +1,21 @@
 #include "gl_capture.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include <GL/gl.h>
 #include <GL/glext.h>
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <stb_image_write.h>
+
+#include "fusionscope/storage/output_file.h"
 
 namespace fusionscope::ui {
 
@@ -142,9 +148,38 @@ bool write_png(const std::string& path, const Image& image, std::string* error) 
     if (error) *error = "nothing to write: the image is empty";
     return false;
   }
-  if (!stbi_write_png(path.c_str(), image.width, image.height, 4, image.rgba.data(),
-                      image.width * 4)) {
-    if (error) *error = "cannot write " + path;
+  // Encoded in memory, then written with every error checked: stb's own file writer ignores a
+  // failed write, which would leave a truncated picture behind a success.
+  std::vector<unsigned char> png;
+  auto append = [](void* context, void* data, int size) {
+    auto* out = static_cast<std::vector<unsigned char>*>(context);
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    out->insert(out->end(), bytes, bytes + size);
+  };
+  if (!stbi_write_png_to_func(append, &png, image.width, image.height, 4, image.rgba.data(),
+                              image.width * 4)) {
+    if (error) *error = "cannot encode the PNG for " + path;
+    return false;
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    if (error) *error = "cannot write " + path + ": " + storage::write_error_reason(errno);
+    return false;
+  }
+  size_t done = 0;
+  int failure = 0;
+  while (done < png.size()) {
+    const ssize_t n = ::write(fd, png.data() + done, png.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failure = n < 0 ? errno : ENOSPC;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0 && failure == 0) failure = errno;
+  if (failure != 0) {
+    if (error) *error = "writing " + path + " failed: " + storage::write_error_reason(failure);
     return false;
   }
   return true;

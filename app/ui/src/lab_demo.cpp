@@ -1,5 +1,6 @@
 #include "lab_demo.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -17,6 +18,18 @@ namespace fusionscope::ui {
 
 namespace {
 
+// A whole number in plain digits, said in the sweep's words when it is not one.
+int64_t sweep_number(const std::string& text, const char* what) {
+  const bool digits =
+      !text.empty() && text.size() <= 9 &&
+      std::all_of(text.begin(), text.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+  if (!digits)
+    throw kernels::ConfigError(std::string(what) +
+                               " must be a whole number up to 999999999, not \"" +
+                               text.substr(0, 20) + "\"");
+  return std::stoll(text);
+}
+
 // SIZE:FROM:TO[:POINTS]
 bool parse_sweep(const std::string& text, lab::SweepSpec& spec, std::string* error) {
   std::vector<std::string> parts;
@@ -26,9 +39,9 @@ bool parse_sweep(const std::string& text, lab::SweepSpec& spec, std::string* err
     if (parts.size() < 3 || parts.size() > 4)
       throw kernels::ConfigError("expected SIZE:FROM:TO[:POINTS]");
     spec.size = lab::parse_sweep_size(parts[0]);
-    spec.from = std::stoll(parts[1]);
-    spec.to = std::stoll(parts[2]);
-    spec.steps = parts.size() == 4 ? std::stoi(parts[3]) : 0;
+    spec.from = sweep_number(parts[1], "FROM");
+    spec.to = sweep_number(parts[2], "TO");
+    spec.steps = parts.size() == 4 ? static_cast<int>(sweep_number(parts[3], "POINTS")) : 0;
     lab::sweep_points(spec);
   } catch (const std::exception& e) {
     if (error) *error = "--lab-sweep " + text + ": " + e.what();

@@ -10,6 +10,9 @@
 #include <imgui_impl_opengl3.h>
 
 #include "app.h"
+#include "fusionscope/storage/output_file.h"
+#include "fusionscope/storage/printable.h"
+#include "fusionscope/storage/session_store.h"
 #include "gl_capture.h"
 #include "lab_demo.h"
 #include "platform.h"
@@ -103,37 +106,20 @@ void render_frame(AppState& app, const OffscreenTarget& target, int width, int h
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
-}  // namespace
+void remove_if_empty(const std::string& path) {
+  try {
+    if (!storage::SessionStore::open(path).runs().empty()) return;
+  } catch (const storage::StoreError&) {
+    return;  // not ours to judge: leave it
+  }
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(path + suffix, ec);
+}
 
-int run_screenshot(const ScreenshotOptions& o) {
-  if (!o.view.empty() && !find_view(o.view)) {
-    std::fprintf(stderr, "fusionscope screenshot: unknown view \"%s\" (%s)\n", o.view.c_str(),
-                 view_ids_text().c_str());
-    return 2;
-  }
-  if (o.width < 64 || o.height < 64 || o.width > 8192 || o.height > 8192) {
-    std::fprintf(stderr, "fusionscope screenshot: size %dx%d is outside 64x64 to 8192x8192\n",
-                 o.width, o.height);
-    return 2;
-  }
+int screenshot_session(const ScreenshotOptions& o, std::string path,
+                       const storage::OutputRules& out_rules) {
   const bool lab_run = !o.lab_preset.empty();
-  if (lab_run && o.session_path.empty()) {
-    std::fprintf(stderr,
-                 "fusionscope screenshot: --lab needs a session file to write the runs into "
-                 "(it is created when missing)\n");
-    return 2;
-  }
-  std::string path = o.session_path;
-  if (lab_run && !std::filesystem::exists(path)) {
-    try {
-      storage::SessionInfo info;
-      info.name = std::filesystem::path(path).stem().string();
-      storage::SessionStore::create(path, info);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fusionscope screenshot: %s\n", e.what());
-      return 1;
-    }
-  }
   if (path.empty()) {
     path = find_sample_session().string();
     if (path.empty()) {
@@ -215,8 +201,17 @@ int run_screenshot(const ScreenshotOptions& o) {
       auto frame = [&] { render_frame(app, target, o.width, o.height); };
       auto capture = [&](const std::string& png) {
         const Image image = read_pixels(0, 0, o.width, o.height, o.width, o.height);
-        if (write_png(png, image, &error)) return true;
-        std::fprintf(stderr, "fusionscope screenshot: %s\n", error.c_str());
+        // Beside the target first, renamed over it once whole: a full disk leaves no half PNG.
+        try {
+          storage::OutputFile file(png, out_rules);
+          if (write_png(file.temp_path().string(), image, &error)) {
+            file.commit();
+            return true;
+          }
+        } catch (const storage::OutputError& e) {
+          error = e.what();
+        }
+        std::fprintf(stderr, "fusionscope screenshot: %s\n", storage::printable(error).c_str());
         return false;
       };
       if (lab_run) {
@@ -241,6 +236,62 @@ int run_screenshot(const ScreenshotOptions& o) {
     }
   }
   close_platform(p);
+  return code;
+}
+
+}  // namespace
+
+int run_screenshot(const ScreenshotOptions& o) {
+  if (!o.view.empty() && !find_view(o.view)) {
+    std::fprintf(stderr, "fusionscope screenshot: unknown view \"%s\" (%s)\n", o.view.c_str(),
+                 view_ids_text().c_str());
+    return 2;
+  }
+  if (o.width < 64 || o.height < 64 || o.width > 8192 || o.height > 8192) {
+    std::fprintf(stderr, "fusionscope screenshot: size %dx%d is outside 64x64 to 8192x8192\n",
+                 o.width, o.height);
+    return 2;
+  }
+  const bool lab_run = !o.lab_preset.empty();
+  if (lab_run && o.session_path.empty()) {
+    std::fprintf(stderr,
+                 "fusionscope screenshot: --lab needs a session file to write the runs into "
+                 "(it is created when missing)\n");
+    return 2;
+  }
+  // The pictures are checked before anything runs: never the session, never an input, never
+  // one picture over the other, an existing file only with --force.
+  storage::OutputRules out_rules;
+  out_rules.force = o.force;
+  out_rules.inputs = {o.session_path, find_sample_session()};
+  try {
+    storage::check_output(o.out_path, out_rules);
+    if (!o.lab_during.empty()) {
+      storage::OutputRules during = out_rules;
+      during.others = {o.out_path};
+      storage::check_output(o.lab_during, during);
+    }
+  } catch (const storage::OutputError& e) {
+    std::fprintf(stderr, "fusionscope screenshot: %s\n", storage::printable(e.what()).c_str());
+    return e.kind() == storage::OutputError::Kind::kArguments ? 2 : 1;
+  }
+
+  std::string path = o.session_path;
+  // A session --lab creates is removed again if the job stores no run in it (no GPU, say).
+  bool created = false;
+  if (lab_run && !std::filesystem::exists(std::filesystem::symlink_status(path))) {
+    try {
+      storage::SessionInfo info;
+      info.name = std::filesystem::path(path).stem().string();
+      storage::SessionStore::create(path, info);
+      created = true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fusionscope screenshot: %s\n", e.what());
+      return 1;
+    }
+  }
+  const int code = screenshot_session(o, path, out_rules);
+  if (created) remove_if_empty(path);
   return code;
 }
 

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "fusionscope/interchange/interchange_error.h"
+#include "fusionscope/storage/output_file.h"
 
 namespace fusionscope::interchange::detail {
 namespace {
@@ -19,7 +20,7 @@ constexpr size_t kChunk = size_t{1} << 18;
 constexpr size_t kMaxFeed = std::numeric_limits<uInt>::max();
 
 std::string io_reason() {
-  return errno != 0 ? std::strerror(errno) : "I/O error";
+  return errno != 0 ? storage::write_error_reason(errno) : "I/O error";
 }
 
 }  // namespace

@@ -15,13 +15,23 @@ using detail::append_int;
 using detail::append_micros;
 using detail::saturating_sub;
 
+// A text cell a spreadsheet would run as a formula ("=HYPERLINK(...)", "+cmd", "-1+1", "@SUM")
+// starts with an apostrophe instead, which shows it as the text it is (OWASP's CSV injection
+// guard); a tab or carriage return first is treated the same.
+bool looks_like_formula(std::string_view text) {
+  return !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
+}
+
 // RFC 4180: quote fields holding a comma, quote, or line break; double the quotes inside.
 void append_field(std::string& out, std::string_view text) {
+  const bool formula = looks_like_formula(text);
   if (text.find_first_of(",\"\r\n") == std::string_view::npos) {
+    if (formula) out += '\'';
     out += text;
     return;
   }
   out += '"';
+  if (formula) out += '\'';
   for (char c : text) {
     if (c == '"') out += '"';
     out += c;

@@ -1,10 +1,8 @@
 // The `import` and `export` subcommands on their own, from the app's GUI-free CLI library, so
 // their behaviour (messages, exit codes, files written) is tested without the GUI.
-#include <cstdio>
-#include <exception>
-
 #include <CLI/CLI.hpp>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -13,13 +11,5 @@ int main(int argc, char** argv) {
   fusionscope::cli::add_import_command(app);
   fusionscope::cli::add_export_command(app);
   fusionscope::cli::add_advise_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusionscope: %s\n", e.what());
-    return 1;
-  }
-  return fusionscope::cli::exit_code();
+  return fusionscope::cli::run_command_line(app, argc, argv);
 }

@@ -1,11 +1,9 @@
 // The `capture`, `report` and `calibrate` subcommands on their own, from the app's GUI-free CLI
 // library, so the CLI tests run them as processes (on machines with or without a GPU),
 // and a GPU server without the GUI's libraries can run them.
-#include <cstdio>
-#include <exception>
-
 #include <CLI/CLI.hpp>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -14,13 +12,5 @@ int main(int argc, char** argv) {
   fusionscope::cli::add_capture_command(app);
   fusionscope::cli::add_report_command(app);
   fusionscope::cli::add_calibrate_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusionscope: %s\n", e.what());
-    return 1;
-  }
-  return fusionscope::cli::exit_code();
+  return fusionscope::cli::run_command_line(app, argc, argv);
 }

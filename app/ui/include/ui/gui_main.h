@@ -16,6 +16,7 @@ int run_gui(const GuiOptions& options);
 struct ScreenshotOptions {
   std::string session_path;  // empty: the built-in sample session
   std::string out_path;      // the PNG to write
+  bool force = false;        // an existing PNG (never a session or an input) may be replaced
   int width = 1600;          // size of the PNG
   int height = 1000;
   // "" = the whole window; a view's id (screenshot_views()) = that view alone, filling the image.

@@ -222,6 +222,14 @@ class SessionStore {
   std::vector<std::string> quick_check() const;
   std::string session_damage() const;
 
+  // Copies what the write-ahead log holds into the file (a passive checkpoint: it never waits
+  // for readers). Writers call it at quiet moments; closing the last connection does it too.
+  void checkpoint();
+  // Closes the store now, reporting what a destructor would swallow: a read-write store
+  // checkpoints its log into the file first, so that a failure there (a full disk) is an error
+  // rather than a log silently left beside the file. The store is unusable afterwards.
+  void close();
+
   // Copies the whole session to another path (Save As); the copy is consistent, compacted, in the
   // current schema, and replaces `path` atomically if it exists.
   void save_as(const std::filesystem::path& path) const;

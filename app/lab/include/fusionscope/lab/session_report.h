@@ -35,8 +35,11 @@ struct RunSummary {
 
 RunSummary summarize(const storage::RunData& run, std::size_t top_n = 5);
 
-// Writes the session header and, per run, a row and its top kernels.
-void write_report(const storage::SessionStore& store, std::ostream& out, std::size_t top_n = 5);
+// Writes the session header and, per run, a row and its top kernels; a run being written or
+// interrupted says so, a damaged one is named without figures. Text from the session is escaped
+// for a terminal (storage/printable.h). Returns how many runs are damaged.
+std::size_t write_report(const storage::SessionStore& store, std::ostream& out,
+                         std::size_t top_n = 5);
 
 // A kernel's name for people: demangled, template and argument lists elided.
 std::string short_kernel_name(const std::string& name);
