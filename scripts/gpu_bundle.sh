@@ -57,6 +57,7 @@ run() {
   tar -xJf "$bundle/bin.tar.xz" -C "$work"
   export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$bundle/lib:${LD_LIBRARY_PATH:-}"
   export FUSIONSCOPE_SOURCE_DIR="$here"
+  export FUSIONSCOPE_SCRATCH_DIR="$work/scratch"  # the tests' files, not the build machine's paths
   local bin="$work/bin"
   local failures=()
   # fail NAME RC: remembers a step that failed; the run's exit status says so at the end.
