@@ -263,7 +263,7 @@ TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme,
     const LoadedRun& run = *runs[static_cast<size_t>(r)].run;
     const std::string id = std::to_string(run.data.info.id);
     // A lane is idle when nothing of it lies in the timed iterations (or in the run at all).
-    const std::optional<analysis::TimeSpan> span = analysis::timed_span(run.iterations);
+    const std::optional<analysis::TimeSpan> span = run.timed_span;
     const int64_t b = span ? span->begin : std::numeric_limits<int64_t>::min();
     const int64_t e = span ? span->end : std::numeric_limits<int64_t>::max();
     // Adds a lane's rows, or one folded row in their place; the first carries the lane's key.
