@@ -35,6 +35,9 @@ pack() {
   # Injection capture: the library and the PyTorch variants' script live beside fusionscope.
   cp "$build/app/libfusionscope_inject.so" "$build/app/torch_mlp.py" "$dest/bin/" &&
     strip --strip-debug "$dest/bin/libfusionscope_inject.so"
+  # The injection GPU tests' Python programs (torchrun ranks, DataLoader workers), found beside
+  # the test program.
+  cp "$here"/tests/profiler/inject/scripts/*.py "$dest/bin/"
   # Shared libraries of fusionscope that a bare GPU server may not have (the window system's, and
   # the trace importer's simdjson and ISA-L).
   ldd "$build/app/fusionscope" | awk '/=> \//{print $3}' |
@@ -57,6 +60,7 @@ run() {
   tar -xJf "$bundle/bin.tar.xz" -C "$work"
   export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$bundle/lib:${LD_LIBRARY_PATH:-}"
   export FUSIONSCOPE_SOURCE_DIR="$here"
+  export FUSIONSCOPE_SCRATCH_DIR="$work/scratch"  # the tests' files, not the build machine's paths
   local bin="$work/bin"
   local failures=()
   # fail NAME RC: remembers a step that failed; the run's exit status says so at the end.

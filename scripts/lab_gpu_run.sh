@@ -27,6 +27,7 @@ for f in /usr/share/glvnd/egl_vendor.d/10_nvidia.json /usr/local/nvidia/share/gl
   if [ -f "$f" ]; then export __EGL_VENDOR_LIBRARY_FILENAMES=$f; break; fi
 done
 export FUSIONSCOPE_FONT=$D/fonts/DejaVuSans.ttf
+export FUSIONSCOPE_SCRATCH_DIR=$W/tests  # the tests' sessions, kept below
 unset DISPLAY WAYLAND_DISPLAY
 cd "$W"
 TIMEFORMAT="wall %R s"
@@ -56,5 +57,5 @@ TIMEFORMAT="wall %R s"
   ./fusionscope report "$W/lab.fsdb" --top 2
 } > "$O/log.txt" 2>&1
 cp "$W/lab.fsdb" "$O/lab.fsdb" 2>/dev/null
-(cd /tmp/fusionscope-tests 2>/dev/null && tar -czf "$O/test_sessions.tgz" LabLiveGpu.*)
+(cd "$W/tests" 2>/dev/null && tar -czf "$O/test_sessions.tgz" LabLiveGpu.*)
 tail -c 6000 "$O/log.txt"

@@ -4,15 +4,18 @@ torch-compile variants, captured by `fusionscope capture -- python3 torch_mlp.py
 
 It runs the configuration as fusionscope's own runner does: the same shapes and dtype, inputs
 drawn from a seed (never zeros), rotating input copies when one copy fits in L2, warm-up then
-timed iterations, each iteration an NVTX range "iteration N" and each op an NVTX range named as
-the variant's plan names it (gate, gelu-tanh, up, mul, down; layer0.linear...), so that the
-capture maps ops to kernels exactly as for fusionscope's variants. Each timed iteration is timed
-with CUDA events; the result goes to --out as JSON.
+timed iterations, each iteration an NVTX range "iteration N". Each timed iteration is timed with
+CUDA events; the result goes to --out as JSON.
 
-torch-compile compiles each op region of the plan on its own (the fused activation*multiply
-region is one graph, which Inductor turns into one Triton kernel such as
-triton_poi_fused_gelu_mul_0; the GEMMs stay cuBLAS calls, as in a whole-module compile), so that
-the NVTX ranges can sit between the regions: a range inside a compiled graph would break it.
+torch-eager runs the module op by op, each op inside an NVTX range named as the variant's plan
+names it (gate, gelu-tanh, up, mul, down; layer0.linear...), so that the capture maps ops to
+kernels exactly as for fusionscope's variants.
+
+torch-compile compiles the whole module once, as users do (torch.compile(module)), in an NVTX
+range "torch.compile" before the iterations; Inductor fuses the activation and the multiply into
+one Triton kernel (triton_poi_fused_gelu_mul_0 for the post's GeGLU) and leaves the GEMMs to
+cuBLAS. A range inside a compiled graph would break it, so each iteration is one range and the
+capture gives its kernels their ops by launch order against the plan (fusionscope's op_order.h).
 
     python3 torch_mlp.py --config '{"kind": "gated", ...}' --variant torch-eager \
         --warmup 5 --iters 20 --out result.json [--torch-profiler] [--op-events] [--no-nvtx]
@@ -39,7 +42,8 @@ def parse_args(argv):
     p.add_argument("--torch-profiler", action="store_true",
                    help="run the warm-up and timed iterations under torch.profiler (CPU + CUDA)")
     p.add_argument("--op-events", action="store_true",
-                   help="also time every op with its own CUDA events (op_ms in the result)")
+                   help="also time every op with its own CUDA events (op_ms in the result; "
+                        "torch-eager only: a compiled module has no ops to time apart)")
     p.add_argument("--queue-ahead-ms", type=float, default=0,
                    help="before the timed iterations, keep the GPU busy this long so that they "
                         "queue up behind it (per-op events then time the GPU alone)")
@@ -102,35 +106,25 @@ def build(torch, cfg, variant, gen, device):
         v = (torch.rand((n,), generator=gen, device=device, dtype=torch.float32) * 2 - 1)
         return (v * bound).to(dtype)
 
-    compiled = variant == "torch-compile"
-
-    def maybe_compile(fn):
-        return torch.compile(fn, fullgraph=True, dynamic=False) if compiled else fn
+    if variant == "torch-compile":
+        module = whole_module(torch, cfg, weight, vector, act)
+        compiled = torch.compile(module, fullgraph=True, dynamic=False)
+        # One op without a name: no NVTX range inside the iteration (see the docstring).
+        return [(None, lambda s: s.__setitem__("y", compiled(s["x"])))], dtype, widths[0], \
+            widths[0] if kind == "gated" else widths[-1]
 
     ops = []
     if kind == "gated":
         d, h = widths
         wg, wu, wd = weight(h, d), weight(h, d), weight(d, h)
-        gate = maybe_compile(lambda x: F.linear(x, wg))
-        up = maybe_compile(lambda x: F.linear(x, wu))
-        down = maybe_compile(lambda x: F.linear(x, wd))
-        if compiled:
-            fused = maybe_compile(lambda g, u: act(g) * u)
-            ops = [
-                ("gate", lambda s: s.__setitem__("g", gate(s["x"]))),
-                ("up", lambda s: s.__setitem__("u", up(s["x"]))),
-                (act_name + "*mul", lambda s: s.__setitem__("h", fused(s["g"], s["u"]))),
-                ("down", lambda s: s.__setitem__("y", down(s["h"]))),
-            ]
-        else:
-            # The order PyTorch runs a GLU module in: act(gate(x)) first, then up(x).
-            ops = [
-                ("gate", lambda s: s.__setitem__("g", gate(s["x"]))),
-                (act_name, lambda s: s.__setitem__("a", act(s["g"]))),
-                ("up", lambda s: s.__setitem__("u", up(s["x"]))),
-                ("mul", lambda s: s.__setitem__("h", s["a"] * s["u"])),
-                ("down", lambda s: s.__setitem__("y", down(s["h"]))),
-            ]
+        # The order PyTorch runs a GLU module in: act(gate(x)) first, then up(x).
+        ops = [
+            ("gate", lambda s: s.__setitem__("g", F.linear(s["x"], wg))),
+            (act_name, lambda s: s.__setitem__("a", act(s["g"]))),
+            ("up", lambda s: s.__setitem__("u", F.linear(s["x"], wu))),
+            ("mul", lambda s: s.__setitem__("h", s["a"] * s["u"])),
+            ("down", lambda s: s.__setitem__("y", F.linear(s["h"], wd))),
+        ]
         return ops, dtype, widths[0], widths[0]
 
     # linear and mlp: layer i maps widths[i] -> widths[i + 1]
@@ -145,29 +139,60 @@ def build(torch, cfg, variant, gen, device):
         dst = "y" if last else "h%d" % i
         prefix = "linear" if kind == "linear" else "layer%d." % i
         if kind == "linear":
-            fn = maybe_compile(lambda x, w=w, b=b: F.linear(x, w, b))
-            ops.append((prefix, lambda s, fn=fn, src=src, dst=dst: s.__setitem__(dst, fn(s[src]))))
+            ops.append((prefix, lambda s, w=w, b=b, src=src, dst=dst:
+                        s.__setitem__(dst, F.linear(s[src], w, b))))
             continue
-        if compiled and has_act:
-            # As Inductor: the GEMM without its bias, then bias + activation in one kernel.
-            mm = maybe_compile(lambda x, w=w: F.linear(x, w))
-            tail = maybe_compile(
-                (lambda y, b=b: act(y + b)) if bias else (lambda y: act(y)))
-            what = ("bias+" + act_name) if bias else act_name
-            ops.append((prefix + "linear",
-                        lambda s, mm=mm, src=src: s.__setitem__("t", mm(s[src]))))
-            ops.append((prefix + what,
-                        lambda s, tail=tail, dst=dst: s.__setitem__(dst, tail(s["t"]))))
+        ops.append((prefix + "linear", lambda s, w=w, b=b, src=src:
+                    s.__setitem__("t", F.linear(s[src], w, b))))
+        if has_act:
+            ops.append((prefix + act_name, lambda s, dst=dst: s.__setitem__(dst, act(s["t"]))))
         else:
-            lin = maybe_compile(lambda x, w=w, b=b: F.linear(x, w, b))
-            ops.append((prefix + "linear",
-                        lambda s, lin=lin, src=src: s.__setitem__("t", lin(s[src]))))
-            if has_act:
-                ops.append((prefix + act_name,
-                            lambda s, dst=dst: s.__setitem__(dst, act(s["t"]))))
-            else:
-                ops.append((None, lambda s, dst=dst: s.__setitem__(dst, s["t"])))
+            ops.append((None, lambda s, dst=dst: s.__setitem__(dst, s["t"])))
     return ops, dtype, widths[0], widths[-1]
+
+
+def whole_module(torch, cfg, weight, vector, act):
+    """The configuration as one torch.nn.Module, for torch.compile: weights drawn as for the eager
+    variant, in the same order, so both variants compute the same function."""
+    F = torch.nn.functional
+    kind = cfg["kind"]
+    widths = cfg["widths"]
+    bias = bool(cfg.get("bias", False))
+    act_name = cfg.get("activation", "none")
+
+    def frozen(t):
+        return torch.nn.Parameter(t, requires_grad=False)
+
+    class Gated(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            d, h = widths
+            self.wg, self.wu, self.wd = frozen(weight(h, d)), frozen(weight(h, d)), \
+                frozen(weight(d, h))
+
+        def forward(self, x):
+            return F.linear(act(F.linear(x, self.wg)) * F.linear(x, self.wu), self.wd)
+
+    class Layers(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.ParameterList()
+            self.b = torch.nn.ParameterList()
+            for i in range(len(widths) - 1):
+                in_f, out_f = widths[i], widths[i + 1]
+                self.w.append(frozen(weight(out_f, in_f)))
+                if bias:
+                    self.b.append(frozen(vector(out_f, in_f)))
+
+        def forward(self, x):
+            layers = len(self.w)
+            for i in range(layers):
+                x = F.linear(x, self.w[i], self.b[i] if bias else None)
+                if kind == "mlp" and i + 1 < layers and act_name != "none":
+                    x = act(x)
+            return x
+
+    return Gated() if kind == "gated" else Layers()
 
 
 def input_sets(torch, rows, in_f, out_f, dtype, requested):
@@ -245,6 +270,19 @@ def main(argv):
         ranges.pop()
         return state["y"]
 
+    if args.variant == "torch-compile":
+        # Compiled before the iterations, outside them, so that every warm-up and timed iteration
+        # runs the compiled module's kernels (Inductor also benchmarks its Triton kernels' configs
+        # on the first call).
+        try:
+            ranges.push("torch.compile")
+            ops[0][1]({"x": inputs[0]})
+            ranges.pop()
+            torch.cuda.synchronize()
+        except Exception as e:
+            result["error"] = "torch.compile failed: %s: %s" % (type(e).__name__, e)
+            return finish(4)
+
     profiler = None
     if args.torch_profiler:
         from torch.profiler import ProfilerActivity, profile
@@ -257,13 +295,6 @@ def main(argv):
             one_pass(iteration, False)
             iteration += 1
         torch.cuda.synchronize()
-        if args.variant == "torch-compile" and args.warmup > 0:
-            # Compiled and warm: the guards need not be checked on every call (PyTorch >= 2.6),
-            # which keeps the four compiled regions' Python overhead under the GPU's time.
-            try:
-                torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
-            except Exception:
-                pass
         events = [torch.cuda.Event(enable_timing=True) for _ in range(args.iters + 1)]
         if args.queue_ahead_ms > 0:
             # clock_rate (kHz) where PyTorch reports it; 2 GHz otherwise (the length only needs

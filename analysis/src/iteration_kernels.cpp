@@ -10,16 +10,18 @@
 namespace fusionscope::analysis {
 
 std::vector<long> kernel_iterations(const storage::RunData& run) {
-  // Iteration windows per thread, sorted by start: (start, end, N).
-  std::unordered_map<uint32_t, std::vector<std::tuple<int64_t, int64_t, long>>> windows;
+  // Iteration windows per (process, thread), sorted by start: (start, end, N). Processes are kept
+  // apart: each numbers its own iterations, and thread ids may repeat across them.
+  std::unordered_map<uint64_t, std::vector<std::tuple<int64_t, int64_t, long>>> windows;
   for (const storage::RangeRecord& r : run.ranges) {
     const long n = detail::iteration_number(run.str(r.name));
-    if (n >= 0) windows[r.thread_id].emplace_back(r.start_ns, r.end_ns, n);
+    if (n >= 0)
+      windows[detail::thread_key(r.pid, r.thread_id)].emplace_back(r.start_ns, r.end_ns, n);
   }
   std::vector<long> out(run.kernels.size(), -1);
   if (windows.empty()) return out;
   for (auto& [thread, w] : windows) std::sort(w.begin(), w.end());
-  auto iteration_at = [&](uint32_t thread, int64_t t) -> long {
+  auto iteration_at = [&](uint64_t thread, int64_t t) -> long {
     auto it = windows.find(thread);
     if (it == windows.end()) return -1;
     const auto& w = it->second;
@@ -31,12 +33,13 @@ std::vector<long> kernel_iterations(const storage::RunData& run) {
     return end >= t ? n : -1;
   };
   // Correlation id -> the earliest API call with it (a launch, not a later callback).
-  std::unordered_map<uint32_t, std::pair<uint32_t, int64_t>> launch;
+  std::unordered_map<uint32_t, std::pair<uint64_t, int64_t>> launch;
   launch.reserve(run.api_calls.size());
   for (const storage::ApiCallRecord& a : run.api_calls) {
     if (a.correlation_id == 0) continue;
-    auto [it, inserted] = launch.try_emplace(a.correlation_id, a.thread_id, a.start_ns);
-    if (!inserted && a.start_ns < it->second.second) it->second = {a.thread_id, a.start_ns};
+    const uint64_t thread = detail::thread_key(a.pid, a.thread_id);
+    auto [it, inserted] = launch.try_emplace(a.correlation_id, thread, a.start_ns);
+    if (!inserted && a.start_ns < it->second.second) it->second = {thread, a.start_ns};
   }
   for (size_t i = 0; i < run.kernels.size(); ++i) {
     auto it = launch.find(run.kernels[i].correlation_id);

@@ -3,6 +3,7 @@
 // "ProfilerStep#N" annotations, one per step.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 namespace fusionscope::analysis::detail {
@@ -25,6 +26,12 @@ inline long iteration_number(std::string_view name) {
     n = n * 10 + (c - '0');
   }
   return n;
+}
+
+// A thread of a process as one key: iteration windows and launches are matched per process, so
+// that two processes (ranks, workers) never share a window even where their thread ids repeat.
+inline uint64_t thread_key(uint32_t pid, uint32_t thread_id) {
+  return (static_cast<uint64_t>(pid) << 32) | thread_id;
 }
 
 }  // namespace fusionscope::analysis::detail

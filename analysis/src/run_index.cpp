@@ -52,6 +52,8 @@ RunIndex build_run_index(const storage::RunData& run) {
   const std::span<const storage::ApiCallRecord> api(run.api_calls);
   for (const storage::GpuLane& lane : run.gpu_lanes) {
     GpuRowIndex row;
+    row.pid = lane.pid;
+    row.process = process_label(run, lane.pid);
     row.device = lane.device;
     row.stream = lane.stream;
     row.kernels = index_lane(kernels, lane.kernel_begin, lane.kernel_end);
@@ -60,6 +62,8 @@ RunIndex build_run_index(const storage::RunData& run) {
   }
   for (const storage::CpuLane& lane : run.cpu_lanes) {
     CpuRowIndex row;
+    row.pid = lane.pid;
+    row.process = process_label(run, lane.pid);
     row.thread_id = lane.thread_id;
     row.api_calls = index_lane(api, lane.api_begin, lane.api_end);
     // Ranges come sorted by start within the thread; each depth keeps that order.
@@ -75,6 +79,25 @@ RunIndex build_run_index(const storage::RunData& run) {
   }
   index.correlation = CorrelationIndex(run);
   return index;
+}
+
+std::string process_label(const storage::RunData& run, uint32_t pid) {
+  bool several = false;
+  auto differs = [pid](const auto& lane) { return lane.pid != pid; };
+  several = std::any_of(run.gpu_lanes.begin(), run.gpu_lanes.end(), differs) ||
+            std::any_of(run.cpu_lanes.begin(), run.cpu_lanes.end(), differs);
+  if (!several) return {};
+  const auto it =
+      std::lower_bound(run.processes.begin(), run.processes.end(), pid,
+                       [](const storage::ProcessRecord& p, uint32_t v) { return p.pid < v; });
+  std::string name = it != run.processes.end() && it->pid == pid ? run.str(it->name) : "";
+  // The program and its script, not every argument.
+  size_t cut = name.find(' ');
+  if (cut != std::string::npos) cut = name.find(' ', cut + 1);
+  if (cut != std::string::npos) name.resize(cut);
+  if (name.size() > 28) name = name.substr(0, 25) + "...";
+  return name.empty() ? "pid " + std::to_string(pid) + " "
+                      : name + " [" + std::to_string(pid) + "] ";
 }
 
 std::optional<int64_t> launch_latency_ns(const storage::RunData& run, const RunIndex& index,

@@ -87,18 +87,19 @@ std::vector<KernelStat> group_kernels(const storage::RunData& run, const std::ve
 }  // namespace
 
 std::vector<bool> timed_kernel_mask(const storage::RunData& run) {
-  // Timed windows per thread, sorted by start.
-  std::unordered_map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> windows;
+  // Timed windows per (process, thread), sorted by start.
+  std::unordered_map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> windows;
   bool any_iteration = false;
   for (const storage::RangeRecord& r : run.ranges) {
     const long n = detail::iteration_number(run.str(r.name));
     if (n < 0) continue;
     any_iteration = true;
-    if (n >= run.info.warmup) windows[r.thread_id].emplace_back(r.start_ns, r.end_ns);
+    if (n >= run.info.warmup)
+      windows[detail::thread_key(r.pid, r.thread_id)].emplace_back(r.start_ns, r.end_ns);
   }
   if (!any_iteration) return {};
   for (auto& [thread, w] : windows) std::sort(w.begin(), w.end());
-  auto in_window = [&](uint32_t thread, int64_t t) {
+  auto in_window = [&](uint64_t thread, int64_t t) {
     auto it = windows.find(thread);
     if (it == windows.end()) return false;
     const auto& w = it->second;
@@ -111,7 +112,8 @@ std::vector<bool> timed_kernel_mask(const storage::RunData& run) {
   launched_timed.reserve(run.api_calls.size());
   for (const storage::ApiCallRecord& a : run.api_calls)
     if (a.correlation_id != 0)
-      launched_timed[a.correlation_id] = in_window(a.thread_id, a.start_ns);
+      launched_timed[a.correlation_id] =
+          in_window(detail::thread_key(a.pid, a.thread_id), a.start_ns);
   std::vector<bool> mask(run.kernels.size(), false);
   for (size_t i = 0; i < run.kernels.size(); ++i) {
     auto it = launched_timed.find(run.kernels[i].correlation_id);

@@ -177,7 +177,8 @@ void InjectedStreams::handle(Stream& s, inject::FrameType type, std::span<const 
       s.sink->name_process(h.pid, s.process.display_name());
       // The default NVTX domain is the program's own: its innermost range names a kernel's op.
       s.assembler = std::make_unique<RunAssembler>(
-          *s.sink, RunAssembler::Options{"", "iteration ", options_.batch_records});
+          *s.sink,
+          RunAssembler::Options{"", "iteration ", options_.batch_records, options_.iteration_ops});
       s.rule = std::make_unique<IterationRule>(options_.iteration_range);
       break;
     }

@@ -65,6 +65,7 @@ class InjectedStreams {
   struct Options {
     std::string iteration_range;  // IterationRule's prefix
     std::size_t batch_records = 8192;
+    std::vector<PlannedOp> iteration_ops;  // RunAssembler::Options::iteration_ops
   };
   InjectedStreams(TraceSink& sink, Options options);
   ~InjectedStreams();

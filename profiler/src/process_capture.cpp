@@ -244,6 +244,7 @@ counters::CounterPassResult to_pass(const inject::WireCounters& w) {
   p.skipped_metrics = w.skipped_metrics;
   p.passes = w.passes;
   p.limit_reached = w.limit_reached;
+  p.l2_sweeps = w.l2_sweeps;
   for (const auto& k : w.kernels) {
     counters::KernelCounters kc;
     kc.index = k.launch_index;
@@ -366,7 +367,7 @@ ProcessCaptureResult ProcessCapture::run(
   }
   result.started = true;
 
-  InjectedStreams streams(sink, InjectedStreams::Options{o.iteration_range, 8192});
+  InjectedStreams streams(sink, InjectedStreams::Options{o.iteration_range, 8192, o.iteration_ops});
   struct Connection {
     Fd fd;
     std::size_t stream = 0;
@@ -514,10 +515,13 @@ ProcessCaptureResult ProcessCapture::run(
     c.memops = p->stats.memops;
     c.kernels_without_launch = p->stats.kernels_without_launch;
     c.kernels_without_op = p->stats.kernels_without_op;
+    c.iterations_ops_by_order = p->stats.iterations_ops_by_order;
+    c.iterations_ops_unmatched = p->stats.iterations_ops_unmatched;
     c.iteration_prefix = p->iteration_prefix;
     if (p->counters) {
       c.counters = to_pass(*p->counters);
       c.counters_window = p->counters->window;
+      c.counters_method = p->counters->method;
       c.counters_filtered = p->counters->filtered_out;
     }
     if (!p->stream_error.empty()) c.notes.push_back(p->stream_error);
@@ -538,6 +542,12 @@ ProcessCaptureResult ProcessCapture::run(
                            " records (no activity buffer was free)");
       if (!p->stream_error.empty()) problems.push_back(who + ": " + p->stream_error);
       const std::size_t cut = p->stats.unmatched_marker_ends + p->stats.unclosed_markers;
+      if (c.iterations_ops_unmatched > 0)
+        problems.push_back(who + ": " + std::to_string(c.iterations_ops_unmatched) + " of " +
+                           std::to_string(c.iterations_ops_unmatched + c.iterations_ops_by_order) +
+                           " iterations did not launch the plan's kernels, so their kernels have "
+                           "no op (" +
+                           p->stats.ops_unmatched_reason + ")");
       if (cut > 0 && o.capture_range.empty() && o.delay_s == 0 && o.duration_s == 0)
         problems.push_back(who + ": " + std::to_string(cut) + " NVTX ranges were left open");
     }

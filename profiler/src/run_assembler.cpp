@@ -257,6 +257,8 @@ void RunAssembler::add_marker(const CUpti_ActivityMarker2& m) {
     const int64_t end = std::max(t, open.start_ns);
     add_range(RangeRecord{open.start_ns, end, open.thread_id, open.name, RangeKind::kNvtx, 0});
     if (open.is_op) op_ranges_.push_back(OpRange{open.thread_id, open.start_ns, end, open.name});
+    if (open.is_iteration)
+      iteration_ranges_.push_back(OpRange{open.thread_id, open.start_ns, end, open.name});
     return;
   }
   if (!(flags & (CUPTI_ACTIVITY_FLAG_MARKER_START | CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS))) {
@@ -272,8 +274,8 @@ void RunAssembler::add_marker(const CUpti_ActivityMarker2& m) {
                           : intern(std::string(domain) + ": " + std::string(name));
   const uint32_t thread = marker_thread(m);
   if (flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-    const bool is_op = ours && !name.starts_with(options_.iteration_prefix);
-    open_markers_[m.id] = OpenMarker{t, thread, id, is_op};
+    const bool is_iteration = ours && name.starts_with(options_.iteration_prefix);
+    open_markers_[m.id] = OpenMarker{t, thread, id, ours && !is_iteration, is_iteration};
   } else {
     add_range(RangeRecord{t, t, thread, id, RangeKind::kNvtx, 0});
   }
@@ -375,10 +377,11 @@ AssemblyStats RunAssembler::finish() {
     }
   }
   const std::vector<StringId> ops = innermost_ranges(op_ranges_, points);
-  for (size_t i = 0; i < kernels_.size(); ++i) {
+  for (size_t i = 0; i < kernels_.size(); ++i)
     kernels_[i].op = has_point[i] ? ops[i] : storage::kNoString;
-    if (kernels_[i].op == storage::kNoString) ++stats_.kernels_without_op;
-  }
+  if (!options_.iteration_ops.empty()) ops_by_launch_order(points, has_point);
+  for (const KernelRecord& k : kernels_)
+    if (k.op == storage::kNoString) ++stats_.kernels_without_op;
   for (size_t begin = 0; begin < kernels_.size(); begin += options_.batch_records) {
     const size_t n = std::min(options_.batch_records, kernels_.size() - begin);
     sink_.insert_kernels(std::span<const KernelRecord>(kernels_).subspan(begin, n));
@@ -390,6 +393,42 @@ AssemblyStats RunAssembler::finish() {
   flush_ranges();
   flush_memops();
   return stats_;
+}
+
+void RunAssembler::ops_by_launch_order(const std::vector<LaunchPoint>& points,
+                                       const std::vector<bool>& has_point) {
+  // The iteration of each kernel without an op (iteration names are unique within a run).
+  const std::vector<StringId> iteration = innermost_ranges(iteration_ranges_, points);
+  std::unordered_map<StringId, std::vector<size_t>> by_iteration;
+  for (size_t i = 0; i < kernels_.size(); ++i) {
+    if (!has_point[i] || kernels_[i].op != storage::kNoString) continue;
+    if (iteration[i] != storage::kNoString) by_iteration[iteration[i]].push_back(i);
+  }
+  if (by_iteration.empty()) return;
+  std::unordered_map<StringId, std::string> text;
+  for (const auto& [s, id] : names_) text.emplace(id, s);
+  std::vector<std::pair<int64_t, StringId>> order;  // iterations by start, for the report
+  for (const OpRange& r : iteration_ranges_)
+    if (by_iteration.count(r.name)) order.emplace_back(r.start_ns, r.name);
+  std::sort(order.begin(), order.end());
+  for (const auto& [start, it] : order) {
+    std::vector<size_t>& ks = by_iteration[it];
+    // Launch order: correlation ids count the process's API calls.
+    std::sort(ks.begin(), ks.end(), [&](size_t a, size_t b) {
+      return kernels_[a].correlation_id < kernels_[b].correlation_id;
+    });
+    std::vector<std::string> names;
+    for (size_t k : ks) names.push_back(text[kernels_[k].name]);
+    std::string why;
+    const auto ops = profiler::ops_by_launch_order(names, options_.iteration_ops, &why);
+    if (!ops) {
+      if (stats_.iterations_ops_unmatched++ == 0)
+        stats_.ops_unmatched_reason = text[it] + ": " + why;
+      continue;
+    }
+    ++stats_.iterations_ops_by_order;
+    for (size_t j = 0; j < ks.size(); ++j) kernels_[ks[j]].op = intern((*ops)[j]);
+  }
 }
 
 bool decode_buffer(uint8_t* buffer, std::size_t valid_bytes, RunAssembler& assembler) {

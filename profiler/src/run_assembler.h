@@ -15,6 +15,7 @@
 
 #include <cupti.h>
 
+#include "fusionscope/profiler/op_order.h"
 #include "fusionscope/profiler/trace_sink.h"
 #include "op_linker.h"
 
@@ -41,6 +42,11 @@ struct AssemblyStats {
   std::size_t unclosed_markers = 0;       // an NVTX start still open when the run ended
   std::size_t other_records = 0;          // kinds this run does not store
   std::size_t graph_kernels = 0;          // kernels replayed from a CUDA graph
+  // Options::iteration_ops: iterations whose kernels took the plan's ops by launch order, those
+  // that did not fit it, and why the first of those did not.
+  std::size_t iterations_ops_by_order = 0;
+  std::size_t iterations_ops_unmatched = 0;
+  std::string ops_unmatched_reason;
 };
 
 class RunAssembler {
@@ -49,6 +55,10 @@ class RunAssembler {
     std::string nvtx_domain = "fusionscope";
     std::string iteration_prefix = "iteration";
     std::size_t batch_records = 8192;
+    // When not empty: kernels launched inside an iteration range but outside every op range take
+    // these ops by their launch order within the iteration (op_order.h), e.g. a torch.compile'd
+    // module, which opens no range per op.
+    std::vector<PlannedOp> iteration_ops;
   };
 
   RunAssembler(TraceSink& sink, Options options);
@@ -65,6 +75,7 @@ class RunAssembler {
     uint32_t thread_id = 0;
     storage::StringId name = storage::kNoString;
     bool is_op = false;
+    bool is_iteration = false;
   };
   struct PendingSync {
     uint32_t correlation_id = 0;
@@ -82,6 +93,8 @@ class RunAssembler {
   void add_sync(const CUpti_ActivitySynchronization2& s);
   void add_overhead(const CUpti_ActivityOverhead3& o);
   void add_range(const storage::RangeRecord& r);
+  void ops_by_launch_order(const std::vector<LaunchPoint>& points,
+                           const std::vector<bool>& has_point);
 
   storage::StringId intern(std::string_view text);
   storage::StringId api_name(storage::ApiDomain domain, uint32_t cbid);
@@ -103,6 +116,7 @@ class RunAssembler {
   std::unordered_map<uint64_t, uint64_t> graph_nodes_cloned_;  // clone -> original
   std::unordered_map<uint32_t, OpenMarker> open_markers_;      // by marker id
   std::vector<OpRange> op_ranges_;
+  std::vector<OpRange> iteration_ranges_;
   std::vector<PendingSync> syncs_;
 
   std::vector<storage::ApiCallRecord> api_batch_;

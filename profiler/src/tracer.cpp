@@ -298,8 +298,8 @@ void Tracer::begin_run(TraceSink& sink) {
   s.pipeline.take_error();
   s.pipeline.take_stray_buffers();
   s.assembler = std::make_unique<RunAssembler>(
-      sink, RunAssembler::Options{s.options.nvtx_domain, s.options.iteration_prefix,
-                                  s.options.batch_records});
+      sink, RunAssembler::Options{
+                s.options.nvtx_domain, s.options.iteration_prefix, s.options.batch_records, {}});
   s.pipeline.attach(s.assembler.get());
   {
     std::lock_guard lock(s.graph_mu);

@@ -23,7 +23,11 @@ std::filesystem::path scratch_dir() {
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "scratch";
   for (char& c : name)
     if (c == '/') c = '_';
-  const auto dir = std::filesystem::temp_directory_path() / "fusionscope-tests" / name;
+  // Under the build directory, so test runs of different builds on one machine (CI beside a
+  // developer's build) never share, and remove, each other's files.
+  std::filesystem::path root = FUSIONSCOPE_SCRATCH_DIR;
+  if (const char* env = std::getenv("FUSIONSCOPE_SCRATCH_DIR"); env && *env) root = env;
+  const auto dir = root / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

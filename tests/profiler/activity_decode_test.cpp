@@ -1,6 +1,7 @@
 // Decoding CUPTI activity buffers into session records, on buffers built in memory.
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -142,6 +143,47 @@ TEST(ActivityDecode, OpIsTheInnermostRangeOfOurDomainAroundTheLaunchOnItsThread)
   EXPECT_NE(find_range(sink, "setup"), nullptr);
 }
 
+TEST(ActivityDecode, AWholeCompiledProgramsKernelsTakeThePlansOpsByLaunchOrder) {
+  MemorySink sink;
+  RunAssembler::Options options;
+  options.nvtx_domain = "";
+  options.iteration_prefix = "iteration ";
+  options.iteration_ops = {{"gate", true}, {"up", true}, {"gelu-tanh*mul", false}, {"down", true}};
+  RunAssembler assembler(sink, options);
+  ActivityBuffer buf;
+  // Iteration 0: the compiled module's four kernels; iteration 1: an extra kernel (a recompile's
+  // benchmark), so it does not fit; a kernel inside an op range keeps that op.
+  buf.add(t::marker_start(1, 100, 1, "iteration 0", nullptr));
+  const char* names[] = {"nvjet_tst", "nvjet_tst", "triton_poi_fused_gelu_mul_0", "nvjet_tst"};
+  for (uint32_t i = 0; i < 4; ++i)
+    buf.add(t::launch_record(110 + 10 * i, 1, 700 + i))
+        .add(t::kernel_record(1000 + 100 * i, 1050 + 100 * i, 700 + i, names[i]));
+  buf.add(t::marker_end(1, 200, 1)).add(t::marker_start(2, 300, 1, "iteration 1", nullptr));
+  for (uint32_t i = 0; i < 5; ++i)
+    buf.add(t::launch_record(310 + 10 * i, 1, 800 + i))
+        .add(t::kernel_record(2000 + 100 * i, 2050 + 100 * i, 800 + i, "nvjet_tst"));
+  buf.add(t::marker_start(3, 370, 1, "custom", nullptr))
+      .add(t::launch_record(375, 1, 900))
+      .add(t::kernel_record(3000, 3050, 900, "mine"))
+      .add(t::marker_end(3, 380, 1))
+      .add(t::marker_end(2, 400, 1));
+  ASSERT_TRUE(decode_buffer(buf.data(), buf.size(), assembler));
+  const AssemblyStats stats = assembler.finish();
+  ASSERT_EQ(sink.kernels.size(), 10u);
+  std::map<uint32_t, std::string> op;
+  for (const auto& k : sink.kernels) op[k.correlation_id] = sink.str(k.op);
+  EXPECT_EQ(op[700], "gate");
+  EXPECT_EQ(op[701], "up");
+  EXPECT_EQ(op[702], "gelu-tanh*mul");
+  EXPECT_EQ(op[703], "down");
+  EXPECT_EQ(op[800], "");
+  EXPECT_EQ(op[900], "custom");
+  EXPECT_EQ(stats.iterations_ops_by_order, 1u);
+  EXPECT_EQ(stats.iterations_ops_unmatched, 1u);
+  EXPECT_EQ(stats.ops_unmatched_reason, "iteration 1: 5 kernels for the plan's 4 ops");
+  EXPECT_EQ(stats.kernels_without_op, 5u);
+}
+
 TEST(ActivityDecode, KernelsArrivingBeforeTheirLaunchAndRangeAreStillLinked) {
   MemorySink sink;
   RunAssembler assembler(sink, {});
@@ -185,7 +227,7 @@ TEST(ActivityDecode, GraphReplayedKernelsTakeTheOpOfTheCapturedNode) {
 
 TEST(ActivityDecode, WritesInBatchesOfTheConfiguredSize) {
   MemorySink sink;
-  RunAssembler assembler(sink, {"fusionscope", "iteration", 2});
+  RunAssembler assembler(sink, {"fusionscope", "iteration", 2, {}});
   ActivityBuffer buf;
   for (uint32_t i = 0; i < 5; ++i) {
     buf.add(t::launch_record(100 * i + 10, 1, i + 1));
@@ -226,7 +268,7 @@ TEST(ActivityDecode, StripsCallbackVersionSuffixes) {
 
 TEST(BufferPipeline, DecodesBuffersPushedFromManyThreads) {
   MemorySink sink;
-  RunAssembler assembler(sink, {"fusionscope", "iteration", 64});
+  RunAssembler assembler(sink, {"fusionscope", "iteration", 64, {}});
   std::atomic<int> released{0};
   BufferPipeline pipeline([&](uint8_t* b) {
     std::free(b);
@@ -255,7 +297,7 @@ TEST(BufferPipeline, DecodesBuffersPushedFromManyThreads) {
 TEST(BufferPipeline, AStoreThatCannotWriteIsReportedAndNothingCrashes) {
   MemorySink sink;
   sink.fail_writes = true;
-  RunAssembler assembler(sink, {"fusionscope", "iteration", 1});
+  RunAssembler assembler(sink, {"fusionscope", "iteration", 1, {}});
   BufferPipeline pipeline([](uint8_t* b) { std::free(b); });
   pipeline.attach(&assembler);
   for (int i = 0; i < 3; ++i) {

@@ -96,7 +96,7 @@ std::string store_counters(storage::RunWriter& writer, const profiler::ProcessCa
   std::vector<storage::KernelMetricRecord> records;
   std::vector<std::string> problems;
   std::size_t kernels = 0, passes = 0, idle = 0;
-  std::string chip, window;
+  std::string chip, window, method;
   std::map<std::vector<std::string>, int> seen;  // argv -> processes of pass 2 so far
   for (const auto& p : pass.processes) {
     const std::vector<std::string> argv = as_traced(p.argv);
@@ -163,13 +163,15 @@ std::string store_counters(storage::RunWriter& writer, const profiler::ProcessCa
     kernels += matched.kernels.size();
     passes = std::max(passes, c.passes);
     chip = c.chip;
+    if (!p.counters_method.empty()) method = p.counters_method;
   }
   if (!records.empty()) writer.add_kernel_metrics(records);
   std::string text;
   if (kernels > 0) {
     text = std::string(analysis::kMetricsOk) + ": " + std::to_string(kernels) + " kernels of " +
-           (window.empty() ? std::string("the window") : window) + " (" + std::to_string(passes) +
-           " replay passes per kernel on " + chip + ", a second run of the command)";
+           (window.empty() ? std::string("the window") : window) + " (" +
+           (method.empty() ? std::to_string(passes) + " replay passes per kernel" : method) +
+           ", on " + chip + ", a second run of the command)";
     if (idle > 0)
       text += " (" + std::to_string(idle) + " other process" + (idle == 1 ? "" : "es") +
               " of the command used CUDA but never ran the window)";

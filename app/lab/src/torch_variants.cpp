@@ -152,6 +152,12 @@ RunOutcome run_torch_variant(storage::SessionStore& store, const RunSpec& spec,
   request.counters_command = request.process.command;
   request.counters_command.back() = result_path + ".counters";
   request.process.iteration_range = "iteration";
+  if (spec.variant == kernels::Variant::kTorchCompile) {
+    // The module is compiled whole, as users compile it, so each iteration is one NVTX range and
+    // its kernels take the plan's ops (that of pointwise-fused, Inductor's fusion) by launch order.
+    for (const auto& l : kernels::make_plan(spec.config, spec.variant).launches)
+      request.process.iteration_ops.push_back({l.op, l.kernel.find("GEMM") != std::string::npos});
+  }
   request.warmup = job.warmup;
   request.info = info;
   request.counters = job.counters;

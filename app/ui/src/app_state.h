@@ -45,6 +45,7 @@ struct TimelineViewState {
   AreaSummary area_summary;    // of timeline.area, as of area_generation
   uint64_t area_generation = ~uint64_t{0};
   std::string area_key;
+  ColorMode area_mode = ColorMode::kByOp;
 };
 
 struct StatsViewState {
@@ -61,6 +62,13 @@ struct StatsViewState {
   // iterations' times instead).
   bool selected_is_op = false;
   storage::StringId selected = storage::kNoString;
+  // Derived once per run (and selection), not per frame: a run may have millions of kernels.
+  std::vector<storage::StringId> op_of_name;  // by kernel name: the op of its first kernel
+  analysis::IterationSpread spread;           // of the timed iterations' GPU time
+  std::vector<size_t> timed_iterations;       // positions in the run's iterations
+  std::vector<double> histogram_values;       // what the histogram shows
+  storage::StringId histogram_of = storage::kNoString - 1;
+  bool histogram_of_op = false;
 };
 
 struct ComparisonViewState {
@@ -72,7 +80,9 @@ struct ComparisonViewState {
   int64_t result_a = -1, result_b = -1;
   analysis::Alignment shown_alignment = analysis::Alignment::kRunStart;
   int shown_iteration = -1;
-  std::vector<analysis::OpDiff> op_rows;  // fusion-aware rows of result->ops
+  std::vector<analysis::OpDiff> op_rows;         // fusion-aware rows of result->ops
+  std::vector<double> histogram_a, histogram_b;  // time per iteration of the selected row's ops
+  int histogram_of = -2;                         // the row they are of (-1: the runs')
   int selected_op = -1;  // the row whose time per iteration the histogram shows; -1: the runs'
   std::string verdict;   // "B is 1.39x faster: 3 fewer kernels, 2.9x fewer DRAM bytes"
 };
@@ -110,7 +120,7 @@ struct AppState {
   SessionEditState edit;               // new, save as, notes, rename, delete (session_menu.cpp)
   CaptureDialogState capture_program;  // File > Capture a program... (capture_dialog.cpp)
   UiProbe probe;                       // state for tests that drive the window (ui_probe.cpp)
-  FindState find;  // the timeline's Find bar (find.h); the statistics filter by it too
+  FindState find;               // the timeline's Find bar (find.h); the statistics filter by it too
   bool find_requested = false;  // Ctrl+F: open the Find bar
 
   std::string view = "timeline";  // the id of the view in front (view_registry.h)

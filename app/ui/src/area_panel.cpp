@@ -72,9 +72,11 @@ void group_table(const char* id, const std::vector<AreaGroup>& groups, const Are
 const AreaSummary& current_area_summary(AppState& app, std::span<const TimelineRun> runs) {
   TimelineViewState& v = app.timeline;
   const TimelineState& t = v.timeline;
-  if (v.area_generation != t.area.generation || v.area_key != t.area.key) {
+  if (v.area_generation != t.area.generation || v.area_key != t.area.key ||
+      v.area_mode != t.color_mode) {
+    v.area_mode = t.color_mode;
     v.area_summary = summarize_area(runs, t.area.items, std::min(t.range_a, t.range_b),
-                                    std::max(t.range_a, t.range_b));
+                                    std::max(t.range_a, t.range_b), t.color_mode);
     v.area_generation = t.area.generation;
     v.area_key = t.area.key;
   }

@@ -69,7 +69,7 @@ AreaGroup AreaSummary::total(AreaTable t) const {
 }
 
 AreaSummary summarize_area(std::span<const TimelineRun> runs, std::span<const ItemRef> items,
-                           double begin, double end) {
+                           double begin, double end, ColorMode mode) {
   AreaSummary s;
   s.begin = begin;
   s.end = end;
@@ -86,7 +86,9 @@ AreaSummary summarize_area(std::span<const TimelineRun> runs, std::span<const It
         const storage::KernelRecord& k = d.kernels[item.index];
         double bytes = 0;
         const bool counted = kernel_dram_bytes(run, item.index, bytes);
-        AreaGroup& by_name = kernels.at(run.names.short_name(k.name), run.colours.of(k.name));
+        const storage::StringId drawn =
+            mode == ColorMode::kByOp && k.op != storage::kNoString ? k.op : k.name;
+        AreaGroup& by_name = kernels.at(run.names.short_name(k.name), run.colours.of(drawn));
         const std::string op = k.op != storage::kNoString ? d.str(k.op) : "(no op)";
         AreaGroup& by_op = ops.at(
             op, k.op != storage::kNoString ? run.colours.of(k.op) : IM_COL32(160, 160, 160, 255));

@@ -37,8 +37,10 @@ struct AreaSummary {
   double length() const { return end - begin; }
 };
 
+// Kernels' swatches follow `mode`: the colour the timeline draws them in (their op's, or their
+// name's).
 AreaSummary summarize_area(std::span<const TimelineRun> runs, std::span<const ItemRef> items,
-                           double begin, double end);
+                           double begin, double end, ColorMode mode = ColorMode::kByOp);
 
 // DRAM bytes (read + written) the counters pass measured for one kernel launch; false when it
 // has no such counters.

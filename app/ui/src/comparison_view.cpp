@@ -340,18 +340,27 @@ std::vector<double> op_time_per_iteration(const LoadedRun& run,
 
 // A and B overlaid (as Tracy's compare window): the selected op's time per iteration, or the
 // runs' kernel time per iteration.
-void ab_histogram(const ComparisonViewState& s, const LoadedRun& a, const LoadedRun& b,
+void ab_histogram(ComparisonViewState& s, const LoadedRun& a, const LoadedRun& b,
                   const Theme& theme) {
-  std::vector<std::string> a_ops, b_ops;
+  // The values are gathered again only when the row picked (or the runs) change.
+  if (s.histogram_of != s.selected_op) {
+    s.histogram_of = s.selected_op;
+    std::vector<std::string> a_ops, b_ops;
+    if (s.selected_op >= 0 && s.selected_op < static_cast<int>(s.op_rows.size())) {
+      const analysis::OpDiff& d = s.op_rows[static_cast<size_t>(s.selected_op)];
+      a_ops = d.presence == analysis::Presence::kFused ? d.a_ops : std::vector<std::string>{d.op};
+      b_ops = d.presence == analysis::Presence::kFused ? d.b_ops : std::vector<std::string>{d.op};
+    }
+    s.histogram_a = op_time_per_iteration(a, a_ops);
+    s.histogram_b = op_time_per_iteration(b, b_ops);
+  }
   std::string what = "kernel time per iteration";
   if (s.selected_op >= 0 && s.selected_op < static_cast<int>(s.op_rows.size())) {
     const analysis::OpDiff& d = s.op_rows[static_cast<size_t>(s.selected_op)];
-    a_ops = d.presence == analysis::Presence::kFused ? d.a_ops : std::vector<std::string>{d.op};
-    b_ops = d.presence == analysis::Presence::kFused ? d.b_ops : std::vector<std::string>{d.op};
     what = (d.op.empty() ? std::string("(no op)") : d.op) + ": time per iteration";
   }
-  const HistogramSeries series[2] = {{"A " + what, op_time_per_iteration(a, a_ops), run_colour(0)},
-                                     {"B", op_time_per_iteration(b, b_ops), run_colour(1)}};
+  const HistogramSeries series[2] = {{"A " + what, s.histogram_a, run_colour(0)},
+                                     {"B", s.histogram_b, run_colour(1)}};
   if (series[0].values_ns.empty() && series[1].values_ns.empty()) {
     ImGui::TextDisabled("No timed iterations told apart: no histogram per iteration.");
     return;
@@ -383,6 +392,7 @@ void draw_comparison_view(AppState& app) {
     s.result = analysis::compare_runs(a->data, b->data);
     s.op_rows = analysis::fusion_aware_ops(s.result->ops);
     s.selected_op = -1;
+    s.histogram_of = -2;  // gather again
     s.result_a = s.a;
     s.result_b = s.b;
     s.timeline.fit = FitRequest::kIterations;

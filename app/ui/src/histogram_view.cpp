@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "chart.h"
 #include "fusionscope/analysis/format.h"
@@ -29,19 +30,33 @@ void draw_duration_histogram(const char* id, std::span<const HistogramSeries> se
                              ImVec2(origin.x + size.x - 4 * theme.scale, origin.y + h)};
   draw->AddRectFilled(area.min, area.max, theme.canvas_bg);
 
-  // Shared bins over every series.
-  const std::span<const double> a =
-      series.empty() ? std::span<const double>() : std::span<const double>(series[0].values_ns);
-  const std::span<const double> b =
-      series.size() > 1 ? std::span<const double>(series[1].values_ns) : std::span<const double>();
-  const analysis::HistogramRange range = analysis::histogram_range(a, b);
+  // Shared bins over every series, counted once per change of the values rather than every frame
+  // (a kernel may have run millions of times).
   const size_t bins = static_cast<size_t>(std::clamp(size.x / (7 * theme.scale), 8.0f, 60.0f));
-  std::vector<analysis::Histogram> hists;
-  uint32_t max_count = 1;
-  for (const HistogramSeries& s : series) {
-    hists.push_back(analysis::make_histogram(s.values_ns, range, bins));
-    max_count = std::max(max_count, hists.back().max_count());
+  struct Cached {
+    std::vector<std::pair<const double*, size_t>> of;
+    size_t bins = 0;
+    analysis::HistogramRange range;
+    std::vector<analysis::Histogram> hists;
+  };
+  static std::unordered_map<ImGuiID, Cached> cache;
+  Cached& cached = cache[ImGui::GetID("##histogram")];
+  std::vector<std::pair<const double*, size_t>> of;
+  for (const HistogramSeries& s : series) of.emplace_back(s.values_ns.data(), s.values_ns.size());
+  if (cached.of != of || cached.bins != bins) {
+    cached.of = of;
+    cached.bins = bins;
+    cached.range = analysis::histogram_range(
+        series.empty() ? std::span<const double>() : series[0].values_ns,
+        series.size() > 1 ? series[1].values_ns : std::span<const double>());
+    cached.hists.clear();
+    for (const HistogramSeries& s : series)
+      cached.hists.push_back(analysis::make_histogram(s.values_ns, cached.range, bins));
   }
+  const analysis::HistogramRange& range = cached.range;
+  const std::vector<analysis::Histogram>& hists = cached.hists;
+  uint32_t max_count = 1;
+  for (const analysis::Histogram& hist : hists) max_count = std::max(max_count, hist.max_count());
   const float bw = (area.max.x - area.min.x) / static_cast<float>(bins);
   for (size_t si = 0; si < hists.size(); ++si) {
     // Overlaid series are translucent so both show where they overlap.

@@ -15,11 +15,12 @@ namespace fusionscope::ui {
 
 struct HistogramSeries {
   std::string label;
-  std::vector<double> values_ns;
+  std::span<const double> values_ns;  // kept by the caller between frames
   ImU32 colour = 0;
 };
 
-// Draws the chart in a region of `size` at the cursor.
+// Draws the chart in a region of `size` at the cursor. The bins are counted again only when the
+// values (their storage or count) or the width change.
 void draw_duration_histogram(const char* id, std::span<const HistogramSeries> series, ImVec2 size,
                              const Theme& theme);
 

@@ -55,7 +55,7 @@ void details(const TimelineRun& tr, uint32_t i, const Theme& theme) {
                       a.domain == storage::ApiDomain::kDriver ? "driver" : "runtime");
   if (!item_detail::begin_table()) return;
   row_text("Duration (CPU)", format_duration(duration(a.start_ns, a.end_ns)));
-  row_text("Start", format_duration(duration(tr.origin_ns, a.start_ns)) + " on the axis");
+  row_text("Start", item_detail::start_text(tr, a.start_ns));
   row_text("Thread", std::to_string(a.thread_id));
   row_text("Correlation", a.correlation_id ? std::to_string(a.correlation_id) : "none");
   const auto kernels = tr.run->index.correlation.kernels(a.correlation_id);

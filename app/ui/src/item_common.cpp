@@ -1,5 +1,6 @@
 #include "item_common.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "fusionscope/analysis/format.h"
@@ -23,6 +24,11 @@ void row_text(const char* key, const std::string& value, bool wrap) {
     ImGui::TextWrapped("%s", value.c_str());
   else
     ImGui::TextUnformatted(value.c_str());
+}
+
+std::string start_text(const TimelineRun& tr, int64_t start_ns) {
+  const double t = static_cast<double>(start_ns - tr.origin_ns) - tr.ruler_zero;
+  return (t < 0 ? "-" : "+") + analysis::format_duration(std::abs(t)) + " from the ruler's 0";
 }
 
 std::string dims(const storage::Dim3& d) {

@@ -18,6 +18,9 @@ inline double duration(int64_t a, int64_t b) {
 // Starts the details table (two columns: key and value); false when it is clipped away.
 bool begin_table();
 
+// "+123 us from the ruler's 0": where an item starts on the timeline's ruler.
+std::string start_text(const TimelineRun& run, int64_t start_ns);
+
 // One row of the details table.
 void row_text(const char* key, const std::string& value, bool wrap = false);
 

@@ -141,7 +141,7 @@ void details(const TimelineRun& tr, uint32_t i, const Theme& theme) {
   if (tr.run->names.full_name(k.name) != d.str(k.name)) row_text("Mangled", d.str(k.name), true);
   row_text("Op", k.op ? d.str(k.op) : "(none)");
   row_text("Duration", format_duration(duration(k.start_ns, k.end_ns)));
-  row_text("Start", format_duration(duration(tr.origin_ns, k.start_ns)) + " on the axis");
+  row_text("Start", item_detail::start_text(tr, k.start_ns));
   row_text("Device, stream", std::to_string(k.device) + ", " + std::to_string(k.stream));
   const uint64_t blocks = uint64_t{k.grid.x} * k.grid.y * k.grid.z;
   const uint64_t threads = uint64_t{k.block.x} * k.block.y * k.block.z;

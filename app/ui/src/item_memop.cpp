@@ -73,7 +73,7 @@ void details(const TimelineRun& tr, uint32_t i, const Theme& theme) {
     row_text("Throughput", analysis::format_bandwidth(static_cast<double>(m.bytes) * 1e9 /
                                                       duration(m.start_ns, m.end_ns)));
   }
-  row_text("Start", format_duration(duration(tr.origin_ns, m.start_ns)) + " on the axis");
+  row_text("Start", item_detail::start_text(tr, m.start_ns));
   row_text("Device, stream", std::to_string(m.device) + ", " + std::to_string(m.stream));
   item_detail::launch_rows(tr, m.correlation_id, m.start_ns);
   ImGui::EndTable();

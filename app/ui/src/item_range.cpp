@@ -81,7 +81,7 @@ RangeWork range_work(const TimelineRun& tr, const storage::RangeRecord& r) {
   RangeWork w;
   const storage::RunData& d = tr.run->data;
   for (const storage::CpuLane& lane : d.cpu_lanes) {
-    if (lane.thread_id != r.thread_id) continue;
+    if (lane.pid != r.pid || lane.thread_id != r.thread_id) continue;
     const auto first = d.api_calls.begin() + lane.api_begin,
                last = d.api_calls.begin() + lane.api_end;
     auto it =
@@ -111,7 +111,7 @@ void details(const TimelineRun& tr, uint32_t i, const Theme& theme) {
   ImGui::TextDisabled("%s, depth %u", kind_name(r.kind), static_cast<unsigned>(r.depth));
   if (!item_detail::begin_table()) return;
   row_text("Duration (CPU)", format_duration(duration(r.start_ns, r.end_ns)));
-  row_text("Start", format_duration(duration(tr.origin_ns, r.start_ns)) + " on the axis");
+  row_text("Start", item_detail::start_text(tr, r.start_ns));
   row_text(r.kind == storage::RangeKind::kGpuAnnotation ? "Stream" : "Thread",
            std::to_string(r.thread_id));
   if (r.kind != storage::RangeKind::kGpuAnnotation) {

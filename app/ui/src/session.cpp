@@ -45,6 +45,7 @@ std::unique_ptr<LoadedRun> prepare_run(storage::RunData data) {
   run->index = analysis::build_run_index(d);
   run->summary = analysis::summarize(d);
   run->iterations = analysis::run_iterations(d);
+  run->timed_span = analysis::timed_span(run->iterations);
   // Names are demangled only for strings that name kernels; other strings keep their text.
   run->names.full.assign(d.strings.begin(), d.strings.end());
   run->names.short_.assign(d.strings.begin(), d.strings.end());

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,7 +32,8 @@ struct LoadedRun {
   storage::RunData data;
   analysis::RunIndex index;
   analysis::RunSummary summary;
-  analysis::RunIterations iterations;  // its iterations, timed ones told apart
+  analysis::RunIterations iterations;            // its iterations, timed ones told apart
+  std::optional<analysis::TimeSpan> timed_span;  // of the timed iterations (once: views ask often)
   NameCache names;
   std::vector<std::pair<uint32_t, uint32_t>> metrics_by_correlation;  // (id, index), sorted
   analysis::RunTraffic traffic;  // DRAM bytes and FLOPs of one forward pass (counters pass)

@@ -120,12 +120,9 @@ void stats_table(const TableSpec& spec, std::vector<KernelStat>& stats, const Lo
       const bool selected = s.selected == st.key && s.selected_is_op == spec.is_op;
       // The swatch is the colour the timeline draws the row's items in (by op or by name).
       storage::StringId colour_key = st.key;
-      if (!spec.is_op && mode == ColorMode::kByOp)
-        for (const storage::KernelRecord& k : run.data.kernels)
-          if (k.name == st.key) {
-            if (k.op != storage::kNoString) colour_key = k.op;
-            break;
-          }
+      if (!spec.is_op && mode == ColorMode::kByOp && st.key < s.op_of_name.size() &&
+          s.op_of_name[st.key] != storage::kNoString)
+        colour_key = s.op_of_name[st.key];
       const float h = ImGui::GetTextLineHeight();
       chart::draw_mark(ImGui::GetWindowDrawList(), ImGui::GetCursorScreenPos(), h * 0.8f,
                        {"", run.colours.of(colour_key), chart::Mark::kSwatch}, theme.scale);
@@ -171,10 +168,10 @@ void stats_table(const TableSpec& spec, std::vector<KernelStat>& stats, const Lo
 
 // The timed iterations one by one: GPU time (first kernel start to last end), kernel time and
 // kernels, the spread over them, and the outliers in red.
-void iterations_table(const LoadedRun& run, float height, const Theme& theme) {
+void iterations_table(const LoadedRun& run, const StatsViewState& s, float height,
+                      const Theme& theme) {
   const analysis::RunIterations& its = run.iterations;
-  const analysis::IterationSpread spread =
-      analysis::iteration_spread(its, analysis::IterationFigure::kGpuSpan);
+  const analysis::IterationSpread& spread = s.spread;
   if (spread.count == 0) {
     ImGui::TextDisabled(
         "No iterations told apart in this run (no \"iteration N\" or repeated "
@@ -198,53 +195,57 @@ void iterations_table(const LoadedRun& run, float height, const Theme& theme) {
   ImGui::TableSetupColumn("Kernels", ImGuiTableColumnFlags_WidthStretch, 0.7f);
   ImGui::TableSetupColumn("vs median", ImGuiTableColumnFlags_WidthStretch, 0.8f);
   ImGui::TableHeadersRow();
-  for (size_t i = 0; i < its.iterations.size(); ++i) {
-    const analysis::Iteration& it = its.iterations[i];
-    if (!it.timed) continue;
-    const bool outlier =
-        std::find(spread.outliers.begin(), spread.outliers.end(), i) != spread.outliers.end();
-    ImGui::TableNextRow();
-    ImGui::TableSetColumnIndex(0);
-    if (outlier)
-      ImGui::TextColored(theme.bad, "%ld (outlier)", it.number);
-    else
-      ImGui::Text("%ld", it.number);
-    ImGui::TableSetColumnIndex(1);
-    ImGui::TextUnformatted(
-        it.has_gpu() ? format_duration(static_cast<double>(it.gpu_span())).c_str() : "-");
-    ImGui::TableSetColumnIndex(2);
-    ImGui::TextUnformatted(format_duration(static_cast<double>(it.kernel_ns)).c_str());
-    ImGui::TableSetColumnIndex(3);
-    ImGui::Text("%u", it.kernels);
-    ImGui::TableSetColumnIndex(4);
-    if (it.has_gpu() && spread.median > 0)
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(s.timed_iterations.size()));
+  while (clipper.Step()) {
+    for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
+      const size_t i = s.timed_iterations[static_cast<size_t>(row)];
+      const analysis::Iteration& it = its.iterations[i];
+      const bool outlier = std::binary_search(spread.outliers.begin(), spread.outliers.end(), i);
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      if (outlier)
+        ImGui::TextColored(theme.bad, "%ld (outlier)", it.number);
+      else
+        ImGui::Text("%ld", it.number);
+      ImGui::TableSetColumnIndex(1);
       ImGui::TextUnformatted(
-          analysis::format_percent(static_cast<double>(it.gpu_span()) / spread.median - 1.0, 1)
-              .c_str());
+          it.has_gpu() ? format_duration(static_cast<double>(it.gpu_span())).c_str() : "-");
+      ImGui::TableSetColumnIndex(2);
+      ImGui::TextUnformatted(format_duration(static_cast<double>(it.kernel_ns)).c_str());
+      ImGui::TableSetColumnIndex(3);
+      ImGui::Text("%u", it.kernels);
+      ImGui::TableSetColumnIndex(4);
+      if (it.has_gpu() && spread.median > 0)
+        ImGui::TextUnformatted(
+            analysis::format_percent(static_cast<double>(it.gpu_span()) / spread.median - 1.0, 1)
+                .c_str());
+    }
   }
   ImGui::EndTable();
 }
 
-// The durations the histogram shows: the selected row's kernels, or the iterations' GPU times.
-HistogramSeries histogram_series(const LoadedRun& run, const StatsViewState& s) {
-  HistogramSeries h;
+// The durations the histogram shows: the selected row's kernels, or the iterations' GPU times;
+// gathered again only when the selection changes.
+void update_histogram(const LoadedRun& run, StatsViewState& s) {
+  if (s.histogram_of == s.selected && s.histogram_of_op == s.selected_is_op) return;
+  s.histogram_of = s.selected;
+  s.histogram_of_op = s.selected_is_op;
+  s.histogram_values.clear();
   const storage::RunData& d = run.data;
   if (s.selected != storage::kNoString) {
-    h.label = s.selected_is_op ? d.str(s.selected) : run.names.short_name(s.selected);
-    h.colour = run.colours.of(s.selected);
     const bool masked = s.mask.size() == d.kernels.size();
     for (size_t i = 0; i < d.kernels.size(); ++i) {
       const storage::KernelRecord& k = d.kernels[i];
       if ((masked && !s.mask[i]) || (s.selected_is_op ? k.op : k.name) != s.selected) continue;
-      h.values_ns.push_back(static_cast<double>(k.end_ns - k.start_ns));
+      s.histogram_values.push_back(static_cast<double>(k.end_ns - k.start_ns));
     }
-    return h;
+    return;
   }
-  h.label = "GPU time per iteration";
-  h.colour = IM_COL32(110, 165, 235, 255);
-  for (const analysis::Iteration& it : run.iterations.iterations)
-    if (it.timed && it.has_gpu()) h.values_ns.push_back(static_cast<double>(it.gpu_span()));
-  return h;
+  for (size_t i : s.timed_iterations) {
+    const analysis::Iteration& it = run.iterations.iterations[i];
+    if (it.has_gpu()) s.histogram_values.push_back(static_cast<double>(it.gpu_span()));
+  }
 }
 
 }  // namespace
@@ -281,7 +282,18 @@ void draw_stats_view(AppState& app) {
     s.computed_for = s.run;
     s.computed_timed_only = s.timed_only;
     s.selected = storage::kNoString;
+    s.op_of_name.assign(run->data.strings.size(), storage::kNoString);
+    for (const storage::KernelRecord& k : run->data.kernels)
+      if (k.name < s.op_of_name.size() && s.op_of_name[k.name] == storage::kNoString)
+        s.op_of_name[k.name] = k.op;
+    s.spread = analysis::iteration_spread(run->iterations, analysis::IterationFigure::kGpuSpan);
+    std::sort(s.spread.outliers.begin(), s.spread.outliers.end());
+    s.timed_iterations.clear();
+    for (size_t i = 0; i < run->iterations.iterations.size(); ++i)
+      if (run->iterations.iterations[i].timed) s.timed_iterations.push_back(i);
+    s.histogram_of = storage::kNoString - 1;  // gather again
   }
+  update_histogram(*run, s);
   if (s.kernels.empty()) {
     ImGui::Spacing();
     ImGui::TextDisabled("This run has no kernels%s%s",
@@ -320,19 +332,25 @@ void draw_stats_view(AppState& app) {
     const float room = ImGui::GetContentRegionAvail().y;
     ImGui::TextUnformatted("Per iteration");
     // As tall as its rows, up to 45% of the column.
-    size_t timed = 0;
-    for (const analysis::Iteration& it : run->iterations.iterations) timed += it.timed ? 1 : 0;
     const float row_h = ImGui::GetTextLineHeight() + 2 * ImGui::GetStyle().CellPadding.y + 1.0f;
-    iterations_table(*run,
-                     std::clamp(row_h * static_cast<float>(timed + 1) + 6.0f,
+    iterations_table(*run, s,
+                     std::clamp(row_h * static_cast<float>(s.timed_iterations.size() + 1) + 6.0f,
                                 ImGui::GetFrameHeight() * 3, room * 0.45f),
                      app.theme);
     ImGui::Spacing();
-    const HistogramSeries series = histogram_series(*run, s);
-    ImGui::TextUnformatted(s.selected == storage::kNoString ? "Histogram: GPU time per iteration"
-                                                            : "Histogram of its durations");
-    if (s.selected == storage::kNoString)
+    HistogramSeries series;
+    series.values_ns = s.histogram_values;
+    if (s.selected == storage::kNoString) {
+      series.label = "GPU time per iteration";
+      series.colour = IM_COL32(110, 165, 235, 255);
+      ImGui::TextUnformatted("Histogram: GPU time per iteration");
       ImGui::TextDisabled("(click a kernel or op for its durations)");
+    } else {
+      series.label =
+          s.selected_is_op ? run->data.str(s.selected) : run->names.short_name(s.selected);
+      series.colour = run->colours.of(s.selected);
+      ImGui::TextUnformatted("Histogram of its durations");
+    }
     draw_duration_histogram("##stats_hist", std::span(&series, 1),
                             ImVec2(ImGui::GetContentRegionAvail().x,
                                    std::max(ImGui::GetContentRegionAvail().y - 8, 80.0f)),

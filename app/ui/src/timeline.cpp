@@ -213,7 +213,7 @@ void fit_view(TimelineState& s, std::span<const TimelineRun> runs) {
 bool iterations_extent(std::span<const TimelineRun> runs, double& begin, double& end) {
   bool any = false;
   for (const TimelineRun& r : runs) {
-    const std::optional<analysis::TimeSpan> span = analysis::timed_span(r.run->iterations);
+    const std::optional<analysis::TimeSpan> span = r.run->timed_span;
     if (!span) continue;
     const double b = static_cast<double>(span->begin - r.origin_ns);
     const double e = static_cast<double>(span->end - r.origin_ns);

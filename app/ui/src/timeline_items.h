@@ -52,6 +52,7 @@ struct TimelineRun {
   int64_t origin_ns = 0;  // the run's time drawn at 0 on the axis
   std::string label;
   const RunMatches* matches = nullptr;  // Find's matches: the others are drawn dimmed
+  double ruler_zero = 0;  // the axis time the ruler counts from (for the details' "Start")
 };
 
 // What an item's look depends on besides the item.

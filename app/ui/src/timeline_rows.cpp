@@ -95,9 +95,10 @@ class RangeRow final : public TimelineRow {
     if (depth_ > 0) return "";
     const storage::CpuLane& lane = run.run->data.cpu_lanes[lane_];
     // A lane of GPU annotations is a stream's (its "thread" is the stream id).
-    return gpu_annotations_only(run.run->data, lane)
-               ? "Stream " + std::to_string(lane.thread_id) + " annotations"
-               : "Thread " + std::to_string(lane.thread_id);
+    return run.run->index.cpu[lane_].process +
+           (gpu_annotations_only(run.run->data, lane)
+                ? "Stream " + std::to_string(lane.thread_id) + " annotations"
+                : "Thread " + std::to_string(lane.thread_id));
   }
   bool label_is_dim() const override { return depth_ > 0; }
   float gap_after(const Theme&) const override { return 0; }
@@ -126,9 +127,10 @@ class ApiRow final : public TimelineRow {
  public:
   ApiRow(int run, int lane) : TimelineRow(run), lane_(lane) {}
   std::string label(const TimelineRun& run) const override {
-    const bool alone = run.run->index.cpu[lane_].ranges_by_depth.empty();
-    return alone ? "Thread " + std::to_string(run.run->data.cpu_lanes[lane_].thread_id) + " API"
-                 : "CUDA API";
+    const analysis::CpuRowIndex& row = run.run->index.cpu[lane_];
+    return row.ranges_by_depth.empty()
+               ? row.process + "Thread " + std::to_string(row.thread_id) + " API"
+               : "CUDA API";
   }
   void draw(RowFrame& f, RowHover& hover) const override {
     draw_lane_items(f, f.run->run->index.cpu[lane_].api_calls, ItemKind::kApiCall, hover);
@@ -153,7 +155,8 @@ class GpuStreamRow final : public TimelineRow {
   GpuStreamRow(int run, int lane) : TimelineRow(run), lane_(lane) {}
   std::string label(const TimelineRun& run) const override {
     const storage::GpuLane& g = run.run->data.gpu_lanes[lane_];
-    return "GPU " + std::to_string(g.device) + "  stream " + std::to_string(g.stream);
+    return run.run->index.gpu[lane_].process + "GPU " + std::to_string(g.device) + "  stream " +
+           std::to_string(g.stream);
   }
   void draw(RowFrame& f, RowHover& hover) const override {
     const analysis::GpuRowIndex& index = f.run->run->index.gpu[lane_];
@@ -260,7 +263,7 @@ TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme,
     const LoadedRun& run = *runs[static_cast<size_t>(r)].run;
     const std::string id = std::to_string(run.data.info.id);
     // A lane is idle when nothing of it lies in the timed iterations (or in the run at all).
-    const std::optional<analysis::TimeSpan> span = analysis::timed_span(run.iterations);
+    const std::optional<analysis::TimeSpan> span = run.timed_span;
     const int64_t b = span ? span->begin : std::numeric_limits<int64_t>::min();
     const int64_t e = span ? span->end : std::numeric_limits<int64_t>::max();
     // Adds a lane's rows, or one folded row in their place; the first carries the lane's key.
@@ -300,8 +303,11 @@ TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme,
       range_rows(l, lane_rows);
       if (!run.index.cpu[static_cast<size_t>(l)].api_calls.empty())
         lane_rows.push_back(std::make_unique<ApiRow>(r, l));
-      add_lane(id + " cpu " + std::to_string(lane.thread_id), cpu_idle(l),
-               "Thread " + std::to_string(lane.thread_id), std::move(lane_rows));
+      add_lane(id + " cpu " + std::to_string(lane.pid) + ":" + std::to_string(lane.thread_id),
+               cpu_idle(l),
+               run.index.cpu[static_cast<size_t>(l)].process + "Thread " +
+                   std::to_string(lane.thread_id),
+               std::move(lane_rows));
       y += gap;
     }
     for (int l = 0; l < static_cast<int>(run.index.gpu.size()); ++l) {
@@ -309,26 +315,36 @@ TimelineRows build_rows(std::span<const TimelineRun> runs, const Theme& theme,
       const analysis::GpuRowIndex& index = run.index.gpu[static_cast<size_t>(l)];
       std::vector<std::unique_ptr<TimelineRow>> lane_rows;
       bool lane_idle = idle(index.kernels, b, e) && idle(index.memops, b, e);
-      for (int a : annotation_lanes)
-        if (run.data.cpu_lanes[static_cast<size_t>(a)].thread_id == g.stream) {
+      // A stream's annotations belong to the same process's stream of that number only.
+      for (int a : annotation_lanes) {
+        const storage::CpuLane& c = run.data.cpu_lanes[static_cast<size_t>(a)];
+        if (c.pid == g.pid && c.thread_id == g.stream) {
           range_rows(a, lane_rows);
           lane_idle = lane_idle && cpu_idle(a);
         }
+      }
       lane_rows.push_back(std::make_unique<GpuStreamRow>(r, l));
-      add_lane(id + " gpu " + std::to_string(g.device) + ":" + std::to_string(g.stream), lane_idle,
-               "GPU " + std::to_string(g.device) + "  stream " + std::to_string(g.stream),
+      add_lane(id + " gpu " + std::to_string(g.pid) + ":" + std::to_string(g.device) + ":" +
+                   std::to_string(g.stream),
+               lane_idle,
+               index.process + "GPU " + std::to_string(g.device) + "  stream " +
+                   std::to_string(g.stream),
                std::move(lane_rows));
     }
     // Annotations of a stream that ran no kernel or memop still show, after the streams.
     for (int a : annotation_lanes) {
-      const uint32_t stream = run.data.cpu_lanes[static_cast<size_t>(a)].thread_id;
-      const bool drawn = std::any_of(run.data.gpu_lanes.begin(), run.data.gpu_lanes.end(),
-                                     [&](const storage::GpuLane& g) { return g.stream == stream; });
+      const storage::CpuLane& c = run.data.cpu_lanes[static_cast<size_t>(a)];
+      const bool drawn = std::any_of(
+          run.data.gpu_lanes.begin(), run.data.gpu_lanes.end(),
+          [&](const storage::GpuLane& g) { return g.pid == c.pid && g.stream == c.thread_id; });
       if (drawn) continue;
       std::vector<std::unique_ptr<TimelineRow>> lane_rows;
       range_rows(a, lane_rows);
-      add_lane(id + " annotations " + std::to_string(stream), cpu_idle(a),
-               "Stream " + std::to_string(stream) + " annotations", std::move(lane_rows));
+      add_lane(id + " annotations " + std::to_string(c.pid) + ":" + std::to_string(c.thread_id),
+               cpu_idle(a),
+               run.index.cpu[static_cast<size_t>(a)].process + "Stream " +
+                   std::to_string(c.thread_id) + " annotations",
+               std::move(lane_rows));
     }
     for (MetricsRow m : metrics_rows(run.pm)) add(std::make_unique<MetricsChartRow>(r, m));
     y += gap;

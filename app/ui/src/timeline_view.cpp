@@ -112,6 +112,8 @@ void draw_timeline_view(AppState& app) {
   s.timeline.dram_peak = analysis::ceilings_of(session.info).bandwidth;
   draw_toolbar(s, app.theme);
   draw_find_bar(app, runs);
+  const double zero = time_zero(s.timeline, runs);
+  for (TimelineRun& r : runs) r.ruler_zero = zero;
   if (app.find.active())
     for (size_t i = 0; i < runs.size() && i < app.find.results.runs.size(); ++i)
       runs[i].matches = &app.find.results.runs[i];
@@ -121,7 +123,11 @@ void draw_timeline_view(AppState& app) {
     ImGui::TextDisabled("Select a run with a trace in the table above to see its timeline.");
     return;
   }
-  const float details_w = std::min(app.theme.details_width, avail.x * 0.4f);
+  // Wider while an area selection's tables are shown.
+  const float details_w =
+      s.timeline.has_range
+          ? std::min(std::max(app.theme.details_width * 1.45f, avail.x * 0.36f), avail.x * 0.45f)
+          : std::min(app.theme.details_width, avail.x * 0.4f);
   const float timeline_w = avail.x - details_w - ImGui::GetStyle().ItemSpacing.x;
   ImGui::BeginGroup();
   draw_timeline("main", s.timeline, runs, app.theme, ImVec2(timeline_w, avail.y));

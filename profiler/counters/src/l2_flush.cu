@@ -49,6 +49,10 @@ L2Flusher::L2Flusher(int device, double l2_multiple) : impl_(std::make_unique<Im
   check(cudaMalloc(&d.buffer, d.bytes), "allocating the sweep buffer");
   check(cudaMalloc(reinterpret_cast<void**>(&d.sink), sizeof(uint32_t)), "allocating the sink");
   check(cudaMemset(d.buffer, 0x5a, d.bytes), "filling the sweep buffer");
+  // One sweep now, before any profiling: with lazy module loading the first launch loads the
+  // kernel, which must not happen inside a profiled launch's callback (injected capture).
+  sweep_kernel<<<d.blocks, 512>>>(static_cast<const uint4*>(d.buffer), d.bytes / 16, d.sink);
+  check(cudaGetLastError(), "launching the first sweep");
   check(cudaDeviceSynchronize(), "filling the sweep buffer");
 }
 

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -74,8 +75,8 @@ std::string cupti_error(CUptiResult r) {
   return s;
 }
 
-std::vector<std::string> own_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+std::vector<std::string> command_line(const std::string& proc = "self") {
+  std::ifstream in("/proc/" + proc + "/cmdline", std::ios::binary);
   const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::string> argv;
   std::string cur;
@@ -101,10 +102,18 @@ struct State {
   std::atomic<bool> tracing{false};
   std::mutex enable_mu;
   std::unique_ptr<RangeWindow> window;
+  // Counters mode: the window after it (the range's second occurrence, the next iteration),
+  // where the metrics other than DRAM bytes are collected (counters_pass.h).
+  std::unique_ptr<RangeWindow> next_window;
   std::unique_ptr<InjectedCounters> counters;
   std::mutex graph_mu;
   std::vector<WireGraphNode> graph_nodes;
   std::atomic<bool> finished{false};
+  // Settings::flush_ms: a thread that hands completed records on while the program runs.
+  std::thread flusher;
+  std::mutex flusher_mu;
+  std::condition_variable flusher_cv;
+  bool stop_flusher = false;
   struct sigaction previous[NSIG] = {};
   std::atomic<int> dying_signal{0};
 };
@@ -198,32 +207,44 @@ void synchronize_current_context() {
   if (sync != nullptr) sync();
 }
 
-void window_opened() {
+using Which = InjectedCounters::Window;
+
+void window_opened(Which which) {
   State& s = state();
   if (s.settings.counters) {
-    if (s.counters) s.counters->begin(s.window ? s.window->describe() : "the program");
-  } else {
+    const RangeWindow* w = which == Which::kDram ? s.window.get() : s.next_window.get();
+    if (s.counters) s.counters->begin(which, w ? w->describe() : "the program");
+  } else if (which == Which::kDram) {
     enable_tracing();
   }
 }
 
-void window_closed() {
+void window_closed(Which which) {
   State& s = state();
   if (s.settings.counters) {
-    if (s.counters) {
+    if (!s.counters) return;
+    if (auto result = s.counters->end(which)) {
       std::vector<uint8_t> out;
-      encode_counters(s.counters->end(), out);
+      encode_counters(*result, out);
       send(out);
     }
-  } else {
+  } else if (which == Which::kDram) {
     synchronize_current_context();
     disable_tracing();
   }
 }
 
-void react(RangeWindow::Event e) {
-  if (e == RangeWindow::Event::kOpen) window_opened();
-  if (e == RangeWindow::Event::kClose) window_closed();
+void react(Which which, RangeWindow::Event e) {
+  if (e == RangeWindow::Event::kOpen) window_opened(which);
+  if (e == RangeWindow::Event::kClose) window_closed(which);
+}
+
+// Feeds an NVTX event to the window and, in counters mode, to the next one.
+template <class Call>
+void each_window(Call&& call) {
+  State& s = state();
+  if (s.window) react(Which::kDram, call(*s.window));
+  if (s.next_window) react(Which::kOthers, call(*s.next_window));
 }
 
 std::string_view ascii_message(const nvtxEventAttributes_t* a) {
@@ -235,7 +256,6 @@ std::string_view ascii_message(const nvtxEventAttributes_t* a) {
 void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   State& s = state();
   if (!s.window || data == nullptr || data->functionParams == nullptr) return;
-  RangeWindow& w = *s.window;
   const void* p = data->functionParams;
   const uint32_t thread = this_thread();
   auto returned_id = [&]() -> uint64_t {
@@ -245,45 +265,58 @@ void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   switch (cbid) {
     case CUPTI_CBID_NVTX_nvtxRangePushA: {
       const char* m = static_cast<const nvtxRangePushA_params*>(p)->message;
-      react(w.push(thread, 0, m ? m : ""));
+      each_window([&](RangeWindow& w) { return w.push(thread, 0, m ? m : ""); });
       break;
     }
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
-      react(w.push(thread, 0,
-                   ascii_message(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib)));
+      each_window([&](RangeWindow& w) {
+        return w.push(thread, 0,
+                      ascii_message(static_cast<const nvtxRangePushEx_params*>(p)->eventAttrib));
+      });
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
       const auto* q = static_cast<const nvtxDomainRangePushEx_params*>(p);
-      react(w.push(thread, reinterpret_cast<uint64_t>(q->domain),
-                   ascii_message(q->core.eventAttrib)));
+      each_window([&](RangeWindow& w) {
+        return w.push(thread, reinterpret_cast<uint64_t>(q->domain),
+                      ascii_message(q->core.eventAttrib));
+      });
       break;
     }
     case CUPTI_CBID_NVTX_nvtxRangePop:
-      react(w.pop(thread, 0));
+      each_window([&](RangeWindow& w) { return w.pop(thread, 0); });
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-      react(w.pop(thread, reinterpret_cast<uint64_t>(
-                              static_cast<const nvtxDomainRangePop_params*>(p)->domain)));
+      each_window([&](RangeWindow& w) {
+        return w.pop(thread, reinterpret_cast<uint64_t>(
+                                 static_cast<const nvtxDomainRangePop_params*>(p)->domain));
+      });
       break;
     case CUPTI_CBID_NVTX_nvtxRangeStartA: {
       const char* m = static_cast<const nvtxRangeStartA_params*>(p)->message;
-      react(w.start(returned_id(), m ? m : ""));
+      each_window([&](RangeWindow& w) { return w.start(returned_id(), m ? m : ""); });
       break;
     }
     case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-      react(w.start(returned_id(),
-                    ascii_message(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib)));
+      each_window([&](RangeWindow& w) {
+        return w.start(returned_id(),
+                       ascii_message(static_cast<const nvtxRangeStartEx_params*>(p)->eventAttrib));
+      });
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
-      react(w.start(
-          returned_id(),
-          ascii_message(static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib)));
+      each_window([&](RangeWindow& w) {
+        return w.start(
+            returned_id(),
+            ascii_message(static_cast<const nvtxDomainRangeStartEx_params*>(p)->core.eventAttrib));
+      });
       break;
     case CUPTI_CBID_NVTX_nvtxRangeEnd:
-      react(w.end(static_cast<const nvtxRangeEnd_params*>(p)->id));
+      each_window(
+          [&](RangeWindow& w) { return w.end(static_cast<const nvtxRangeEnd_params*>(p)->id); });
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
-      react(w.end(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id));
+      each_window([&](RangeWindow& w) {
+        return w.end(static_cast<const nvtxDomainRangeEnd_params*>(p)->core.id);
+      });
       break;
     default:
       break;
@@ -311,6 +344,47 @@ void on_graph_node(CUpti_CallbackId cbid, const CUpti_ResourceData* resource) {
   state().graph_nodes.push_back(n);
 }
 
+// The stream a kernel launch goes to, from the launch's parameters. A null stream of a _ptsz
+// launch is the per-thread default stream.
+struct LaunchStream {
+  void* stream = nullptr;
+  bool per_thread = false;
+};
+LaunchStream launch_stream(CUpti_CallbackId cbid, const void* params) {
+  LaunchStream out;
+  if (params == nullptr) return out;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      out.stream = static_cast<const cuLaunchKernel_params*>(params)->hStream;
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      out.stream = static_cast<const cuLaunchKernel_ptsz_params*>(params)->hStream;
+      out.per_thread = true;
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+      const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_params*>(params)->config;
+      out.stream = c ? c->hStream : nullptr;
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config;
+      out.stream = c ? c->hStream : nullptr;
+      out.per_thread = true;
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      out.stream = static_cast<const cuLaunchCooperativeKernel_params*>(params)->hStream;
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      out.stream = static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params)->hStream;
+      out.per_thread = true;
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
   State& s = state();
@@ -324,8 +398,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       break;
     case CUPTI_CB_DOMAIN_DRIVER_API: {
       const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-      if (s.counters && cb && cb->callbackSite == CUPTI_API_ENTER)
-        s.counters->launched(cb->symbolName);
+      if (s.counters && cb && cb->callbackSite == CUPTI_API_ENTER) {
+        const LaunchStream ls = launch_stream(cbid, cb->functionParams);
+        s.counters->launched(cb->symbolName, ls.stream, ls.per_thread);
+      }
       break;
     }
     default:
@@ -333,15 +409,47 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
+// Hands on every buffer whose records are complete (CUPTI's default flush, meant to be called at
+// an interval from a thread of one's own), so that little is lost when a process leaves without
+// running its exit handlers. Only in a copy forked from its parent without exec (same command
+// line as the parent's: Python's fork-started multiprocessing and DataLoader workers), which
+// leaves through _exit; any other process flushes at exit, and is spared the thread.
+void start_flusher() {
+  State& s = state();
+  if (s.settings.flush_ms == 0) return;
+  const std::vector<std::string> own = command_line();
+  if (own.empty() || own != command_line(std::to_string(getppid()))) return;
+  s.flusher = std::thread([&s] {
+    const auto period = std::chrono::milliseconds(s.settings.flush_ms);
+    std::unique_lock lock(s.flusher_mu);
+    while (!s.flusher_cv.wait_for(lock, period, [&s] { return s.stop_flusher; })) {
+      if (s.tracing && !s.finished && !in_forked_child()) cuptiActivityFlushAll(0);
+    }
+  });
+}
+
+void stop_flusher() {
+  State& s = state();
+  if (!s.flusher.joinable() || s.flusher.get_id() == std::this_thread::get_id()) return;
+  {
+    std::lock_guard lock(s.flusher_mu);
+    s.stop_flusher = true;
+  }
+  s.flusher_cv.notify_all();
+  s.flusher.join();
+}
+
 // At normal exit: the rest of the trace (or the counters pass), then the end of the stream.
 void finish() {
   State& s = state();
   if (!s.active || in_forked_child() || s.finished.exchange(true)) return;
+  stop_flusher();
   if (s.settings.counters) {
     if (s.counters) {
       std::vector<uint8_t> out;
-      if (s.counters->active()) {
-        encode_counters(s.counters->end(), out);
+      const std::string next = s.next_window ? s.next_window->describe() : "a second window";
+      if (auto result = s.counters->finish(next)) {
+        encode_counters(*result, out);
       } else if (!s.window || !s.window->opened()) {
         encode_counters(s.counters->never_opened(s.window ? s.window->describe() : "its window"),
                         out);
@@ -440,10 +548,10 @@ void start_timer() {
       if (t > now) std::this_thread::sleep_for(std::chrono::nanoseconds(t - now));
     };
     sleep_until(t0 + delay);
-    window_opened();
+    window_opened(Which::kDram);
     if (duration == 0) return;
     sleep_until(t0 + delay + duration);
-    window_closed();
+    window_closed(Which::kDram);
   }).detach();
 }
 
@@ -462,7 +570,7 @@ void start() {
   uint64_t t = 0;
   cuptiGetTimestamp(&t);
   hello.cupti_ns = t;
-  hello.argv = own_command_line();
+  hello.argv = command_line();
   std::vector<uint8_t> out;
   encode_hello(hello, out);
   send(out);
@@ -501,6 +609,7 @@ void start() {
   const bool has_range = !s.settings.capture_range.empty();
   if (has_range) {
     s.window = RangeWindow::exact(s.settings.capture_range);
+    if (s.settings.counters) s.next_window = RangeWindow::exact(s.settings.capture_range, 1);
   } else if (s.settings.counters) {
     std::vector<std::string> prefixes;
     if (s.settings.iteration_range.empty()) {
@@ -508,7 +617,8 @@ void start() {
     } else {
       prefixes = {s.settings.iteration_range};
     }
-    s.window = RangeWindow::nth_with_prefix(std::move(prefixes), s.settings.warmup);
+    s.window = RangeWindow::nth_with_prefix(prefixes, s.settings.warmup);
+    s.next_window = RangeWindow::nth_with_prefix(std::move(prefixes), s.settings.warmup + 1);
   }
   if (s.window) cuptiEnableDomain(1, s.subscriber, CUPTI_CB_DOMAIN_NVTX);
 
@@ -529,6 +639,7 @@ void start() {
                       CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
   cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                       CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+  start_flusher();
   if (has_range) return;  // the range opens the window
   if (s.settings.delay_ns > 0 || s.settings.duration_ns > 0) {
     start_timer();

@@ -2,9 +2,10 @@
 
 namespace fusionscope::inject {
 
-std::unique_ptr<RangeWindow> RangeWindow::exact(std::string name) {
+std::unique_ptr<RangeWindow> RangeWindow::exact(std::string name, int occurrence) {
   std::unique_ptr<RangeWindow> w(new RangeWindow);
   w->names_.push_back(std::move(name));
+  w->occurrence_ = occurrence < 0 ? 0 : occurrence;
   return w;
 }
 
@@ -19,7 +20,7 @@ std::unique_ptr<RangeWindow> RangeWindow::nth_with_prefix(std::vector<std::strin
 
 bool RangeWindow::matches(std::string_view name) {
   if (state_ != State::kWaiting) return false;
-  if (!prefix_) return !names_.empty() && name == names_.front();
+  if (!prefix_) return !names_.empty() && name == names_.front() && seen_++ == occurrence_;
   if (chosen_ < 0) {
     for (size_t i = 0; i < names_.size(); ++i) {
       if (!names_[i].empty() && name.starts_with(names_[i])) {
@@ -88,7 +89,12 @@ bool RangeWindow::closed() const {
 
 std::string RangeWindow::describe() const {
   std::lock_guard lock(mu_);
-  if (!prefix_) return "the first NVTX range \"" + (names_.empty() ? "" : names_.front()) + "\"";
+  if (!prefix_) {
+    const std::string name = "NVTX range \"" + (names_.empty() ? "" : names_.front()) + "\"";
+    if (occurrence_ == 0) return "the first " + name;
+    if (occurrence_ == 1) return "the second " + name;
+    return name + " number " + std::to_string(occurrence_) + " (from 0)";
+  }
   std::string which;
   if (chosen_ >= 0) {
     which = "\"" + names_[static_cast<size_t>(chosen_)] + "\"";

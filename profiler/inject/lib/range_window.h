@@ -1,6 +1,7 @@
-// When the recorded window opens and closes, from the NVTX ranges the program opens: the first
-// range with a given name (`--capture-range nvtx:NAME`), or the N-th of the ranges whose name
-// starts with one of a few prefixes (the counters pass's timed iteration). Push/pop ranges nest per
+// When the recorded window opens and closes, from the NVTX ranges the program opens: the N-th
+// range with a given name (`--capture-range nvtx:NAME`: the first; the counters pass also takes
+// the second), or the N-th of the ranges whose name starts with one of a few prefixes (the
+// counters pass's timed iteration and the one after it). Push/pop ranges nest per
 // thread and domain; start/end ranges are matched by id. Thread-safe; no CUPTI here.
 #pragma once
 
@@ -19,8 +20,8 @@ class RangeWindow {
  public:
   enum class Event { kNone, kOpen, kClose };
 
-  // The first range named exactly `name`.
-  static std::unique_ptr<RangeWindow> exact(std::string name);
+  // Range number `occurrence` (from 0) of those named exactly `name`.
+  static std::unique_ptr<RangeWindow> exact(std::string name, int occurrence = 0);
   // Range number `occurrence` (from 0) of those whose name starts with one of `prefixes`; the
   // first prefix seen decides which one counts (PyTorch's "ProfilerStep#", else "iteration").
   static std::unique_ptr<RangeWindow> nth_with_prefix(std::vector<std::string> prefixes,

@@ -33,6 +33,7 @@ Settings read_settings(const GetEnv& getenv) {
   s.driver_api = text(getenv, env::kDriverApi) != "0";
   s.buffer_bytes = number<std::size_t>(getenv, env::kBufferBytes, s.buffer_bytes);
   if (s.buffer_bytes < 4096) s.buffer_bytes = 4096;
+  s.flush_ms = number<uint32_t>(getenv, env::kFlushMs, s.flush_ms);
   s.capture_range = text(getenv, env::kCaptureRange);
   s.delay_ns = number<uint64_t>(getenv, env::kDelayNs, 0);
   s.duration_ns = number<uint64_t>(getenv, env::kDurationNs, 0);

@@ -13,6 +13,7 @@ struct Settings {
   bool counters = false;
   bool driver_api = true;
   std::size_t buffer_bytes = std::size_t{8} << 20;
+  uint32_t flush_ms = 200;    // periodic flush in forked copies (inject_env.h)
   std::string capture_range;  // an NVTX range name; empty: none
   uint64_t delay_ns = 0;
   uint64_t duration_ns = 0;  // 0: until the end

@@ -215,6 +215,8 @@ void encode_counters(const WireCounters& c, std::vector<uint8_t>& out) {
   w.u32(c.passes);
   w.u8(c.limit_reached ? 1 : 0);
   w.u32(c.filtered_out);
+  w.u32(c.l2_sweeps);
+  w.str(c.method);
   w.u32(static_cast<uint32_t>(c.metrics.size()));
   for (std::size_t i = 0; i < c.metrics.size(); ++i) {
     w.str(c.metrics[i]);
@@ -242,6 +244,8 @@ WireCounters decode_counters(std::span<const uint8_t> payload, bool* ok) {
   c.passes = r.u32();
   c.limit_reached = r.u8() != 0;
   c.filtered_out = r.u32();
+  c.l2_sweeps = r.u32();
+  c.method = r.str();
   const uint32_t metrics = r.u32();
   for (uint32_t i = 0; i < metrics && r.ok(); ++i) {
     c.metrics.push_back(r.str());

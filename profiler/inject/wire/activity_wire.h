@@ -20,7 +20,7 @@
 
 namespace fusionscope::inject {
 
-inline constexpr uint32_t kWireVersion = 1;
+inline constexpr uint32_t kWireVersion = 2;
 // A frame larger than this is a broken stream, not data (a CUPTI buffer is 8 MiB by default).
 inline constexpr uint32_t kMaxFrameBytes = 256u << 20;
 
@@ -72,6 +72,10 @@ struct WireCounters {
   uint32_t passes = 0;
   bool limit_reached = false;
   uint32_t filtered_out = 0;  // kernels profiled whose names the kernel filter did not match
+  uint32_t l2_sweeps = 0;  // L2 sweeps launched before the window's kernels (their ranges dropped)
+  // How the values were collected, in words (which pass gave which metrics, and what is missing);
+  // empty when one pass gave them all.
+  std::string method;
   std::vector<std::string> metrics;
   std::vector<std::string> units;
   std::vector<std::string> skipped_metrics;

@@ -11,6 +11,11 @@ inline constexpr const char* kSocket = "FUSIONSCOPE_INJECT_SOCKET";
 inline constexpr const char* kMode = "FUSIONSCOPE_INJECT_MODE";
 inline constexpr const char* kDriverApi = "FUSIONSCOPE_INJECT_DRIVER_API";  // "0" turns it off
 inline constexpr const char* kBufferBytes = "FUSIONSCOPE_INJECT_BUFFER_BYTES";
+// In a process forked from its parent without exec (Python's fork-started multiprocessing and
+// DataLoader workers, which leave through _exit and so never flush at exit), the library hands
+// CUPTI's completed records on every this many milliseconds (0: never), so that such a process
+// loses at most that much of its trace. Other processes flush when a buffer fills and at exit.
+inline constexpr const char* kFlushMs = "FUSIONSCOPE_INJECT_FLUSH_MS";
 // The window recorded: the first NVTX range of this name (exact, any domain), or the span from
 // T0 + DELAY for DURATION (nanoseconds, CLOCK_MONOTONIC; T0 is when the command was started).
 inline constexpr const char* kCaptureRange = "FUSIONSCOPE_INJECT_CAPTURE_RANGE";

@@ -5,13 +5,17 @@
 // against them.
 //
 //   cuda_target --out FILE [--iterations N] [--graph] [--crash] [--workers N] [--exit CODE]
+//               [--gap-ms N --times FILE]
 //
 // --graph captures one iteration in a CUDA graph and replays it (events around each replay);
 // --crash dereferences null after the iterations; --workers N starts N copies of itself (with
-// --out FILE.K) and waits for them, touching no CUDA itself.
+// --out FILE.K) and waits for them, touching no CUDA itself. --gap-ms N waits for each iteration's
+// kernels and then sleeps N ms; --times FILE writes the CLOCK_MONOTONIC nanoseconds at which each
+// iteration began, one a line (for tests of time-limited captures).
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -66,8 +70,8 @@ void launch(cudaStream_t s, bool in_ranges, long long long_cycles, int* sink) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string out;
-  int iterations = 5, workers = 0, exit_code = 0;
+  std::string out, times_file;
+  int iterations = 5, workers = 0, exit_code = 0, gap_ms = 0;
   bool graph = false, crash = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -84,6 +88,10 @@ int main(int argc, char** argv) {
       workers = std::atoi(next().c_str());
     else if (a == "--exit")
       exit_code = std::atoi(next().c_str());
+    else if (a == "--gap-ms")
+      gap_ms = std::atoi(next().c_str());
+    else if (a == "--times")
+      times_file = next();
   }
   if (workers > 0) {
     // A launcher: the workers are the CUDA processes.
@@ -139,7 +147,11 @@ int main(int argc, char** argv) {
     CHECK(cudaGraphInstantiate(&exec, g, 0));
     CHECK(cudaGraphDestroy(g));
   }
+  std::vector<long long> began;
   for (int i = 0; i < iterations; ++i) {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    began.push_back(now.tv_sec * 1000000000LL + now.tv_nsec);
     const std::string range = "iteration " + std::to_string(i);
     nvtxRangePushA(range.c_str());
     if (graph) {
@@ -162,9 +174,20 @@ int main(int argc, char** argv) {
       CHECK(cudaEventRecord(timed[t].end, s));
     }
     nvtxRangePop();
+    if (gap_ms > 0) {
+      CHECK(cudaStreamSynchronize(s));
+      timespec gap{gap_ms / 1000, (gap_ms % 1000) * 1000000L};
+      nanosleep(&gap, nullptr);
+    }
   }
   CHECK(cudaStreamSynchronize(s));
   CHECK(cudaGetLastError());
+  if (!times_file.empty()) {
+    FILE* t = std::fopen(times_file.c_str(), "w");
+    if (t == nullptr) return 6;
+    for (long long ns : began) std::fprintf(t, "%lld\n", ns);
+    std::fclose(t);
+  }
 
   FILE* f = out.empty() ? stdout : std::fopen(out.c_str(), "w");
   if (f == nullptr) return 6;

@@ -103,7 +103,7 @@ TEST(InjectedStreams, EachProcessIsDecodedOnItsOwnAndIterationsAreRenamed) {
 
 TEST(InjectedStreams, AnExplicitIterationRangeWins) {
   testing::MemorySink sink;
-  InjectedStreams streams(sink, {"train_step", 8192});
+  InjectedStreams streams(sink, {"train_step", 8192, {}});
   const std::size_t a = streams.open();
   streams.feed(a, hello(1, {"prog"}));
   streams.feed(a, steps(11, "train_step", "iteration 9"));

@@ -28,6 +28,20 @@ TEST(RangeWindow, OpensOnTheFirstRangeOfTheNameAndClosesWithIt) {
   EXPECT_EQ(w->push(1, 0, "step"), Event::kNone);  // only the first occurrence
 }
 
+TEST(RangeWindow, TheSecondOccurrenceOfANameIsTheCountersPassesNextWindow) {
+  auto first = RangeWindow::exact("step");
+  auto second = RangeWindow::exact("step", 1);
+  EXPECT_EQ(first->push(1, 0, "step"), Event::kOpen);
+  EXPECT_EQ(second->push(1, 0, "step"), Event::kNone);
+  EXPECT_EQ(first->pop(1, 0), Event::kClose);
+  EXPECT_EQ(second->pop(1, 0), Event::kNone);
+  EXPECT_EQ(first->push(1, 0, "step"), Event::kNone);
+  EXPECT_EQ(second->push(1, 0, "step"), Event::kOpen);
+  EXPECT_EQ(second->pop(1, 0), Event::kClose);
+  EXPECT_EQ(first->describe(), "the first NVTX range \"step\"");
+  EXPECT_EQ(second->describe(), "the second NVTX range \"step\"");
+}
+
 TEST(RangeWindow, StartEndRangesMatchById) {
   auto w = RangeWindow::exact("region");
   EXPECT_EQ(w->start(5, "region"), Event::kOpen);
@@ -80,7 +94,11 @@ TEST(InjectSettings, ReadFromTheEnvironmentWithDefaults) {
 }  // namespace
 }  // namespace fusionscope::inject
 
+#include <cmath>
+
 #include "counters_pass.h"
+#include "fusionscope/counters/kernel_counters.h"
+#include "fusionscope/counters/metric_names.h"
 
 namespace fusionscope::inject {
 namespace {
@@ -103,6 +121,63 @@ TEST(KernelFilter, KeepsMatchingKernelsUpToTheLimitWithTheirLaunchIndex) {
   EXPECT_EQ(apply_kernel_filter(bad, "([", 0, &error), 0u);
   EXPECT_NE(error.find("not a valid regex"), std::string::npos) << error;
   EXPECT_EQ(bad.kernels.size(), 1u);
+}
+
+namespace m = counters::metric;
+
+counters::CounterPassResult pass(std::vector<std::string> metrics,
+                                 std::vector<std::pair<std::string, std::vector<double>>> kernels) {
+  counters::CounterPassResult r;
+  r.metrics = std::move(metrics);
+  r.units.assign(r.metrics.size(), "byte");
+  for (auto& [name, values] : kernels) {
+    counters::KernelCounters k;
+    k.index = r.kernels.size();
+    k.range_name = name;
+    k.values = values;
+    r.kernels.push_back(std::move(k));
+  }
+  counters::add_derived_metrics(r);
+  return r;
+}
+
+TEST(CounterWindows, DramBytesFromTheSweptWindowTheRestFromTheNext) {
+  // The DRAM window: exact bytes. The next window (6 passes): its DRAM writes read high, and it
+  // has the tensor ops.
+  counters::CounterPassResult dram =
+      pass({std::string(m::kDuration), std::string(m::kDramRead), std::string(m::kDramWrite)},
+           {{"nvjet_gemm", {1000, 100, 50}}, {"triton_poi_fused_gelu_mul_0", {500, 200, 60}}});
+  const counters::CounterPassResult others = pass(
+      {std::string(m::kDuration), std::string(m::kDramRead), std::string(m::kDramWrite),
+       std::string(m::kTensorOpsBf16)},
+      {{"nvjet_gemm", {1100, 101, 99, 4000}}, {"triton_poi_fused_gelu_mul_0", {520, 200, 90, 0}}});
+  std::string why;
+  ASSERT_TRUE(merge_counter_windows(dram, others, &why)) << why;
+  EXPECT_EQ(dram.value(0, m::kDramWrite), 50);
+  EXPECT_EQ(dram.value(0, m::kDramRead), 100);
+  EXPECT_EQ(dram.value(0, m::kDuration), 1000);
+  EXPECT_EQ(dram.value(0, m::kTensorOpsBf16), 4000);
+  EXPECT_EQ(dram.value(0, m::kDramBytes), 150);
+  EXPECT_EQ(dram.value(0, m::kFlops), 4000);
+  EXPECT_DOUBLE_EQ(dram.value(0, m::kArithmeticIntensity), 4000.0 / 150);
+  EXPECT_EQ(dram.value(1, m::kDramBytes), 260);
+  // Every metric once, values aligned with them.
+  for (const auto& k : dram.kernels) EXPECT_EQ(k.values.size(), dram.metrics.size());
+  EXPECT_EQ(std::count(dram.metrics.begin(), dram.metrics.end(), std::string(m::kDramBytes)), 1);
+}
+
+TEST(CounterWindows, DifferentKernelsInTheNextWindowAreNotMerged) {
+  counters::CounterPassResult dram =
+      pass({std::string(m::kDramRead), std::string(m::kDramWrite)}, {{"a", {1, 2}}, {"b", {3, 4}}});
+  const auto before = dram.metrics;
+  std::string why;
+  EXPECT_FALSE(
+      merge_counter_windows(dram, pass({std::string(m::kTensorOpsBf16)}, {{"a", {5}}}), &why));
+  EXPECT_NE(why.find("launched 1 kernels, the DRAM window 2"), std::string::npos) << why;
+  EXPECT_FALSE(merge_counter_windows(
+      dram, pass({std::string(m::kTensorOpsBf16)}, {{"a", {5}}, {"c", {6}}}), &why));
+  EXPECT_NE(why.find("kernel 1 of the next window is c, not b"), std::string::npos) << why;
+  EXPECT_EQ(dram.metrics, before);
 }
 
 }  // namespace

@@ -129,6 +129,8 @@ TEST(ActivityWire, CountersRoundTrip) {
   c.window = "the first NVTX range \"step\"";
   c.passes = 6;
   c.filtered_out = 2;
+  c.l2_sweeps = 4;
+  c.method = "DRAM bytes: 1 pass";
   c.metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum"};
   c.units = {"byte", "byte"};
   c.kernels = {{0, "_Z4gemmv", {1e6, 2e6}}, {3, "triton_poi_fused_gelu_mul_0", {3e6, 4e6}}};
@@ -145,6 +147,8 @@ TEST(ActivityWire, CountersRoundTrip) {
   EXPECT_EQ(back.chip, "GH100");
   EXPECT_EQ(back.passes, 6u);
   EXPECT_EQ(back.filtered_out, 2u);
+  EXPECT_EQ(back.l2_sweeps, 4u);
+  EXPECT_EQ(back.method, "DRAM bytes: 1 pass");
   EXPECT_EQ(back.metrics, c.metrics);
   EXPECT_EQ(back.units, c.units);
   ASSERT_EQ(back.kernels.size(), 2u);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,15 +15,21 @@
 
 namespace fusionscope::analysis {
 
+// Rows are per process: two processes that both use stream 7 (two ranks, two workers) have two
+// rows, each holding only its own process's records.
 struct GpuRowIndex {
+  uint32_t pid = 0;
   uint32_t device = 0;
   uint32_t stream = 0;
-  LaneIndex kernels;  // items index RunData::kernels
-  LaneIndex memops;   // items index RunData::memops
+  std::string process;  // process_label(), the row's title prefix
+  LaneIndex kernels;    // items index RunData::kernels
+  LaneIndex memops;     // items index RunData::memops
 };
 
 struct CpuRowIndex {
+  uint32_t pid = 0;
   uint32_t thread_id = 0;
+  std::string process;                     // process_label(), the row's title prefix
   LaneIndex api_calls;                     // items index RunData::api_calls
   std::vector<LaneIndex> ranges_by_depth;  // [depth]; items index RunData::ranges
 };
@@ -53,6 +60,11 @@ struct RunIndex {
 };
 
 RunIndex build_run_index(const storage::RunData& run);
+
+// How a row names its process: "" when every lane of the run belongs to one process, so
+// single-process runs keep their short titles; else the process's name (its first two words, from
+// the run's process table) and pid, "python3 train.py [4242] ", or "pid 4242 " without a name.
+std::string process_label(const storage::RunData& run, uint32_t pid);
 
 // Launch latency: from the start of the API call that launched a kernel to the kernel's start.
 // Empty when the launch was not recorded.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fusionscope/counters/kernel_counters.h"
+#include "fusionscope/profiler/op_order.h"
 #include "fusionscope/profiler/tracer.h"
 
 namespace fusionscope::profiler {
@@ -36,6 +37,10 @@ struct ProcessCaptureOptions {
   std::string iteration_range;
   // Record only inside the first NVTX range of this name in each process (empty: everything).
   std::string capture_range;
+  // A program compiled whole opens one range per iteration and none per op: its kernels then
+  // take these ops by launch order within each iteration (op_order.h). Empty: ops come from the
+  // NVTX ranges only.
+  std::vector<PlannedOp> iteration_ops;
   // Record from `delay_s` after the start for `duration_s` (0: to the end). Not with a range.
   double delay_s = 0;
   double duration_s = 0;
@@ -43,8 +48,10 @@ struct ProcessCaptureOptions {
   std::size_t buffer_bytes = std::size_t{8} << 20;
   std::string inject_library;  // empty: default_inject_library()
   // The counters pass (a second run of the command for `capture --counters`): kernels of the
-  // window are profiled with the range profiler (kernel replay) instead of being traced. The
-  // window is the capture range, or else iteration range number `warmup` (from 0).
+  // window are profiled with the range profiler (kernel replay) instead of being traced: DRAM
+  // bytes in one pass with the L2 swept before each kernel, the other metrics over the next such
+  // window. The window is the capture range (then its second occurrence), or else iteration range
+  // number `warmup` (from 0; then the one after it).
   bool counters = false;
   int warmup = 0;
   std::string kernel_filter;  // ECMAScript regex on the kernel's name; empty: all
@@ -65,11 +72,15 @@ struct CapturedProcess {
   uint64_t dropped_records = 0;
   std::size_t kernels = 0, api_calls = 0, ranges = 0, memops = 0;
   std::size_t kernels_without_launch = 0, kernels_without_op = 0;
+  // iteration_ops: iterations whose kernels took the plan's ops by launch order, and those that
+  // did not fit the plan.
+  std::size_t iterations_ops_by_order = 0, iterations_ops_unmatched = 0;
   std::string iteration_prefix;  // which iteration ranges it had ("" when none)
   // Counters mode: the pass over this process's window. Kernel i's `index` is its position in
   // launch order within the window, `range_name` its name.
   std::optional<counters::CounterPassResult> counters;
   std::string counters_window;        // the window, in words
+  std::string counters_method;        // which pass gave which metrics, and what is missing
   std::size_t counters_filtered = 0;  // profiled, but left out by the kernel filter
 };
 
