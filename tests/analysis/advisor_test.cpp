@@ -32,6 +32,14 @@ struct Sample {
     }
   }
   std::vector<Advice> advice(int64_t run) const { return advise(store.load_run(run), context); }
+  // Runs added to the sample after the first 21 are found by name, not by place.
+  int64_t id(const std::string& name) const {
+    for (const auto& info : store.runs()) {
+      if (info.name == name) return info.id;
+    }
+    ADD_FAILURE() << "the sample session has no run named " << name;
+    return 0;
+  }
 };
 
 const Sample& sample() {
@@ -54,7 +62,8 @@ std::vector<Advice> fixture_advice(const char* stem) {
 }
 
 // Sample runs by id: 1-3 linear-post (tiny), 4-6 swiglu-post, 7-10 geglu-large, 18-21
-// geglu-post (eager, epilogue, pointwise-fused, gated-gemm), 22-23 CUDA-graph replays.
+// geglu-post (eager, epilogue, pointwise-fused, gated-gemm); then PyTorch's variants and
+// CUDA-graph replays, looked up by name.
 
 TEST(Advisor, GluIntermediateCitesTheGatedGemmRunOfTheSameShape) {
   const auto advice = sample().advice(18);  // geglu-post / eager
@@ -81,6 +90,10 @@ TEST(Advisor, GluIntermediateCitesTheGatedGemmRunOfTheSameShape) {
   for (int64_t id : {21, 10, 6, 11, 14, 1}) {
     EXPECT_EQ(find(sample().advice(id), "glu-intermediate"), nullptr) << "run " << id;
   }
+  // PyTorch's own kernels, captured by injection, write it too, torch.compile's included.
+  for (const char* name : {"geglu-post / torch-eager", "geglu-post / torch-compile"}) {
+    EXPECT_NE(find(sample().advice(sample().id(name)), "glu-intermediate"), nullptr) << name;
+  }
 }
 
 TEST(Advisor, GluIntermediateInPyTorchTraces) {
@@ -106,7 +119,7 @@ TEST(Advisor, ShortKernelsAreThoseShorterThanTheirLaunch) {
   EXPECT_EQ(tiny->severity, "warning");
   EXPECT_NE(tiny->summary.find("CUDA graph"), std::string::npos);
   // Replayed from a graph already: only fusion is left to suggest.
-  const auto graph_all = sample().advice(22);
+  const auto graph_all = sample().advice(sample().id("linear-post / eager (graph)"));
   const Advice* graph = find(graph_all, "short-kernels");
   ASSERT_NE(graph, nullptr);
   EXPECT_EQ(graph->summary.find("CUDA graph"), std::string::npos) << graph->summary;

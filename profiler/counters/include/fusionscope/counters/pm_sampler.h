@@ -41,8 +41,10 @@ struct PmSamplingOptions {
   size_t hardware_buffer_bytes = size_t{2} << 30;
   PmBufferMode buffer_mode = PmBufferMode::kKeepOldest;
   // Samples per host counter-data image (~15 KB each on the H100). A drained image more than half
-  // full goes to evaluation, so that one decode never fills an image: CUPTI drops what did not fit.
-  uint32_t samples_per_decode = 2000;
+  // full goes to evaluation, so that one decode rarely fills an image: CUPTI drops what did not
+  // fit. Large enough for the backlog of a short run (at 5 us the default metrics decode ~5x
+  // slower than they are sampled; 2000-sample images lost all but the first 10 ms of a 25 ms run).
+  uint32_t samples_per_decode = 10000;
   uint32_t decode_period_ms = 1;  // how often the decode thread drains the buffer
   // stop() decodes what the hardware still holds for at most this long; the rest is reported lost.
   uint32_t stop_decode_budget_ms = 400;
