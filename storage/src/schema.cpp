@@ -1,7 +1,9 @@
 #include "schema.h"
 
+#include <algorithm>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "digest.h"
@@ -231,6 +233,82 @@ void write_digests(Database& db) {
 }
 
 }  // namespace
+
+namespace {
+
+// A table or an index as SQLite understands it, whatever the spacing of its CREATE statement:
+// its columns with their types, constraints and defaults, or the columns it indexes.
+using Definitions = std::vector<std::pair<std::string, std::string>>;
+
+Definitions read_definitions(Database& db) {
+  std::vector<std::pair<std::string, std::string>> objects;
+  {
+    Statement st(db,
+                 "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index') AND sql "
+                 "IS NOT NULL ORDER BY name");
+    while (st.step()) objects.emplace_back(st.text(0), st.text(1));
+  }
+  Definitions out;
+  for (const auto& [type, name] : objects) {
+    std::string shape = type + ":";
+    if (type == "table") {
+      Statement st(db, "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_xinfo(?)");
+      st.bind(1, std::string_view(name));
+      while (st.step())
+        shape += st.text(0) + " " + st.text(1) + " " + std::to_string(st.int64(2)) + " " +
+                 st.text(3) + " " + std::to_string(st.int64(4)) + ";";
+      Statement fk(db,
+                   "SELECT \"table\", \"from\", \"to\", on_delete FROM pragma_foreign_key_list(?)");
+      fk.bind(1, std::string_view(name));
+      while (fk.step())
+        shape += "fk " + fk.text(0) + " " + fk.text(1) + " " + fk.text(2) + " " + fk.text(3) + ";";
+    } else {
+      Statement st(db, "SELECT name FROM pragma_index_info(?) ORDER BY seqno");
+      st.bind(1, std::string_view(name));
+      while (st.step()) shape += st.text(0) + ";";
+      Statement on(db, "SELECT tbl_name FROM sqlite_master WHERE name = ?");
+      on.bind(1, std::string_view(name));
+      if (on.step()) shape += "on " + on.text(0);
+    }
+    out.emplace_back(name, shape);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> schema_differences(Database& db) {
+  // Per version: what create_schema_v1 and the migrations up to it make.
+  static const std::vector<Definitions> by_version = [] {
+    std::vector<Definitions> out(kCurrentSchemaVersion + 1);
+    Database memory("file:fusionscope-schema?mode=memory",
+                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "schema");
+    create_schema_v1(memory);
+    out[1] = read_definitions(memory);
+    for (const Migration& m : kMigrations) {
+      Transaction tx(memory);
+      memory.exec(m.sql);
+      memory.exec("PRAGMA user_version = " + std::to_string(m.to_version));
+      tx.commit();
+      out[static_cast<size_t>(m.to_version)] = read_definitions(memory);
+    }
+    return out;
+  }();
+  const int version = static_cast<int>(db.pragma_int("user_version"));
+  if (version < 1 || version > kCurrentSchemaVersion) return {};  // refused elsewhere
+  const Definitions& expected = by_version[static_cast<size_t>(version)];
+  const Definitions found = read_definitions(db);
+  std::vector<std::string> out;
+  for (const auto& [name, shape] : expected) {
+    auto it =
+        std::find_if(found.begin(), found.end(), [&](const auto& f) { return f.first == name; });
+    if (it == found.end())
+      out.push_back("the definition of '" + name + "' is missing");
+    else if (it->second != shape)
+      out.push_back("the definition of '" + name + "' differs from fusionscope's");
+  }
+  return out;
+}
 
 void create_schema_v1(Database& db) {
   Transaction tx(db);

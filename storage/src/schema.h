@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace fusionscope::storage::detail {
 
@@ -19,6 +21,12 @@ void create_schema_v1(Database& db);
 // Applies every migration from the database's user_version up to kCurrentSchemaVersion, each in
 // its own transaction (which also sets the new user_version).
 void migrate_to_current(Database& db);
+
+// What our tables and indexes look like in sqlite_master (name -> its CREATE statement) in a file
+// at the current version: every file fusionscope makes went through the same statements. A file
+// whose definitions differ was damaged (or changed by hand), and would be read wrongly.
+// Returns, in words, each of ours that is missing or differs.
+std::vector<std::string> schema_differences(Database& db);
 
 // Run states as stored in runs.state (RunState's values).
 inline constexpr int kStateWriting = 0;

@@ -356,6 +356,9 @@ std::vector<std::string> SessionStore::quick_check() const {
       std::string line = st.text(0);
       if (line != "ok") out.push_back(std::move(line));
     }
+    // A definition changed by one byte can still parse, and read the data wrongly ("INTEGER
+    // PRIMARI KEY" is a type name, and the id column no longer the row's id).
+    for (std::string& d : detail::schema_differences(*impl_->db)) out.push_back(std::move(d));
   } catch (const StoreError& e) {
     out.push_back(e.what());
   }
@@ -364,6 +367,10 @@ std::vector<std::string> SessionStore::quick_check() const {
 
 std::string SessionStore::session_damage() const {
   try {
+    {
+      Statement st(*impl_->db, "SELECT count(*) FROM session WHERE id = 1");
+      if (!st.step() || st.int64(0) != 1) return "the session's description is missing";
+    }
     const std::string stored = detail::read_session_digest(*impl_->db);
     if (stored.empty()) return {};  // written by another tool: nothing to check against
     const std::string now =

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -32,10 +33,11 @@ struct Result {
   std::string err;
 };
 
-// Runs `fusionscope screenshot ARGS` with the state probe writing to dir/state.txt.
-Result run_screenshot(const std::string& args, const fs::path& dir) {
+// Runs `fusionscope screenshot ARGS` with the state probe writing to dir/state.txt; `shell`
+// comes first on the shell's command line (a limit, say).
+Result run_screenshot(const std::string& args, const fs::path& dir, const std::string& shell = "") {
   const fs::path err = dir / "stderr.txt";
-  const std::string cmd = "FUSIONSCOPE_UI_STATE='" + (dir / "state.txt").string() + "' '" +
+  const std::string cmd = shell + "FUSIONSCOPE_UI_STATE='" + (dir / "state.txt").string() + "' '" +
                           FUSIONSCOPE_EXE + "' screenshot " + args + " 2> '" + err.string() + "'";
   const int status = std::system(cmd.c_str());
   Result r;
@@ -49,6 +51,13 @@ Result run_screenshot(const std::string& args, const fs::path& dir) {
 
 std::string quoted(const fs::path& p) {
   return "'" + p.string() + "'";
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 struct PngFacts {
@@ -153,6 +162,55 @@ TEST(Screenshot, BadSizeAndViewAreUsageErrors) {
   EXPECT_EQ(run_screenshot(quoted(FUSIONSCOPE_SAMPLE) + out + " --size 100000x10", dir).exit_code,
             2);
   EXPECT_NE(run_screenshot(quoted(FUSIONSCOPE_SAMPLE) + out + " --view nope", dir).exit_code, 0);
+}
+
+// The picture never replaces the session or another file by mistake (checked before a window
+// opens, so without a display too): the session and the existing file stay byte for byte.
+TEST(Screenshot, NeverWritesOverTheSessionOrAnExistingFile) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path session = dir / "s.fsdb";
+  fs::copy_file(FUSIONSCOPE_SAMPLE, session);
+  const std::string before = read_file(session);
+  Result r = run_screenshot(quoted(session) + " --out " + quoted(session), dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("s.fsdb"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(session), before);
+  // --force does not make a session a picture either.
+  r = run_screenshot(quoted(session) + " --out " + quoted(session) + " --force", dir);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(read_file(session), before);
+
+  const fs::path existing = dir / "old.png";
+  std::ofstream(existing) << "keep me";
+  r = run_screenshot(quoted(session) + " --out " + quoted(existing), dir);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(existing), "keep me");
+}
+
+// Over the file size limit the picture cannot be written: exit 1 with the reason, the old file
+// kept, nothing half-written left beside it; --force replaces it once the picture fits.
+TEST(Screenshot, AWriteThatFailsIsAFailureAndLeavesTheOldFile) {
+  REQUIRE_DISPLAY();
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path out_dir = dir / "out";
+  fs::create_directories(out_dir);
+  const fs::path png = out_dir / "view.png";
+  std::ofstream(png) << "old";
+  const std::string args =
+      quoted(FUSIONSCOPE_SAMPLE) + " --out " + quoted(png) + " --size 640x400 --force";
+  // ulimit -f counts 1024-byte blocks: 4 KiB is far less than the picture.
+  const Result r = run_screenshot(args, dir, "ulimit -f 4; ");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("file size limit"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("writing " + png.string() + " failed"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(".partial-"), std::string::npos) << "names the temporary file: " << r.err;
+  EXPECT_EQ(read_file(png), "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(out_dir), fs::directory_iterator()), 1);
+
+  const Result ok = run_screenshot(args, dir);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(inspect(png).width, 640);
 }
 
 }  // namespace

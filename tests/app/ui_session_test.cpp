@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -76,6 +77,36 @@ TEST(Session, OpenFailureKeepsTheCurrentSessionAndShowsTheError) {
   EXPECT_EQ(app.session.get(), before);
   EXPECT_TRUE(app.error.open_requested);
   EXPECT_NE(app.error.message.find("missing.fsdb"), std::string::npos);
+}
+
+// A damaged file opens (what is intact is shown), and the check that runs behind the views says
+// it is damaged; a sound one stays quiet.
+TEST(Session, TheBackgroundCheckSaysWhenTheFileIsDamaged) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  AppState app;
+  ASSERT_TRUE(open_session_file(app, synthetic_session(dir)));
+  app.session->integrity_check.wait();
+  poll_integrity(app);
+  EXPECT_TRUE(app.session->damage.empty());
+  EXPECT_FALSE(app.error.open_requested);
+
+  const fs::path copy = dir / "damaged.fsdb";
+  fs::copy_file(dir / "synthetic.fsdb", copy);
+  {
+    // The session's description changed behind the store's back: its digest disagrees.
+    std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(f)), {});
+    const size_t at = bytes.find("H100 80GB");
+    ASSERT_NE(at, std::string::npos);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.put('X');
+  }
+  ASSERT_TRUE(open_session_file(app, copy));
+  app.session->integrity_check.wait();
+  poll_integrity(app);
+  EXPECT_FALSE(app.session->damage.empty());
+  EXPECT_EQ(app.error.title, "The session file is damaged");
+  EXPECT_NE(app.error.message.find("damaged.fsdb"), std::string::npos);
 }
 
 TEST(Session, DefaultsPickTheFusionPair) {

@@ -4,8 +4,10 @@
 // runs whole and its own run absent or complete, never half there.
 #include <sqlite3.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -215,6 +217,66 @@ TEST(CliSessions, AnImportKilledAtAnyMomentLeavesWholeRuns) {
       "import --append of %d kernels killed at %d moments over %.2f s: new run absent %d, "
       "partial %d, complete %d; the old run whole every time\n",
       kKernels, kMoments, full, absent, partial, complete);
+}
+
+// The measure, through the commands: single bytes of a session changed one at a time;
+// `report` and `export --csv` either fail (or warn), or print exactly what they print for the
+// intact file. $FUSIONSCOPE_BYTE_FLIPS sets how many (default 40).
+TEST(CliSessions, ByteFlipsAreDetectedOrHarmlessInEveryCommand) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path trace = dir / "t.json";
+  write_trace(trace, 400, "gemm");
+  const fs::path path = dir / "s.fsdb";
+  ASSERT_EQ(run_cli({"import", trace.string(), "--out", path.string()}).code, 0);
+  ASSERT_EQ(
+      run_cli({"import", trace.string(), "--out", path.string(), "--append", "--name", "second"})
+          .code,
+      0);
+  { SessionStore::open(path, OpenMode::kReadWrite).close(); }  // one file, no log beside it
+  auto commands = [&] {
+    return std::vector<CliResult>{run_cli({"report", path.string()}),
+                                  run_cli({"export", path.string(), "--run", "1", "--csv", "-"}),
+                                  run_cli({"export", path.string(), "--run", "2", "--csv", "-"})};
+  };
+  const std::vector<CliResult> intact = commands();
+  for (const CliResult& r : intact) ASSERT_EQ(r.code, 0) << r.err;
+
+  const char* env = std::getenv("FUSIONSCOPE_BYTE_FLIPS");
+  const int flips = env ? std::atoi(env) : 40;
+  const auto size = static_cast<size_t>(fs::file_size(path));
+  std::mt19937 rng(245);
+  int detected = 0, harmless = 0, believed = 0;
+  for (int i = 0; i < flips; ++i) {
+    const size_t at = rng() % size;
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(at));
+    const char original = static_cast<char>(f.get());
+    const char changed = static_cast<char>(original ^ static_cast<char>(1 + rng() % 255));
+    f.seekp(static_cast<std::streamoff>(at));
+    f.put(changed);
+    f.close();
+    const std::vector<CliResult> seen = commands();
+    bool warned = false, same = true;
+    for (size_t c = 0; c < seen.size(); ++c) {
+      EXPECT_EQ(seen[c].signal, 0) << "byte " << at;
+      warned = warned || seen[c].code != 0 || !seen[c].err.empty();
+      same = same && seen[c].out == intact[c].out;
+    }
+    if (warned)
+      ++detected;
+    else if (same)
+      ++harmless;
+    else
+      ++believed;
+    EXPECT_TRUE(warned || same) << "byte " << at << " changed the output without a word";
+    std::fstream g(path, std::ios::in | std::ios::out | std::ios::binary);
+    g.seekp(static_cast<std::streamoff>(at));
+    g.put(original);
+  }
+  std::printf(
+      "%d single-byte changes of a %zu-byte session, through report and export: %d "
+      "detected, %d harmless, %d believed\n",
+      flips, size, detected, harmless, believed);
 }
 
 TEST(CliSessions, ConcurrentImportsBothLand) {

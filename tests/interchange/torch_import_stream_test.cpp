@@ -162,6 +162,27 @@ TEST(TorchImportStream, EscapedQuotesAndBracketsInsideStringsAcrossChunks) {
   }
 }
 
+// A number run into a string (`1"ph"7`, found by the fuzzer) is refused however the text is
+// chunked; it once read as one skipped event in one chunk and failed when a boundary fell in it.
+TEST(TorchImportStream, ANumberRunIntoAStringIsRefusedWhateverTheChunks) {
+  const std::string text = std::string(R"({"traceEvents": [)") + kKernel + R"(,1"ph"7, 2]})";
+  for (size_t chunk : {size_t{1}, size_t{2}, size_t{5}, size_t{40}, size_t{1} << 20}) {
+    try {
+      parse(text, chunk);
+      ADD_FAILURE() << "chunks of " << chunk << ": expected an InterchangeError";
+    } catch (const InterchangeError& e) {
+      EXPECT_NE(std::string(e.what()).find("expected ',' or ']' after an event, found '\"'"),
+                std::string::npos)
+          << "chunks of " << chunk << ": " << e.what();
+    }
+  }
+  // At the top level too, in a member that is not kept.
+  for (size_t chunk : {size_t{1}, size_t{1} << 20}) {
+    EXPECT_THROW(parse(R"({"other": 1"x", "traceEvents": []})", chunk), InterchangeError)
+        << "chunks of " << chunk;
+  }
+}
+
 TEST(TorchImportStream, EveryEventMalformedIsAnErrorNotAnEmptyRun) {
   const std::string text =
       R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "one", "dur": 1},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -45,9 +46,26 @@ void install_session(AppState& app, std::unique_ptr<Session> session, const fs::
   choose_default_runs(app);
   if (!app.session->is_sample) remember(app.recent, fs::absolute(path).string());
   app.status = "Opened " + path.string();
+  app.session->integrity_check = start_integrity_check(path);
 }
 
 }  // namespace
+
+// Says so once the background check of the open session finds damage.
+void poll_integrity(AppState& app) {
+  if (!app.session || !app.session->integrity_check.valid()) return;
+  if (app.session->integrity_check.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return;
+  app.session->damage = app.session->integrity_check.get();
+  if (app.session->damage.empty()) return;
+  std::string message = app.session->path.string() +
+                        " is damaged: what fails its checks is not shown, and nothing is written "
+                        "into it. Found:";
+  for (size_t i = 0; i < app.session->damage.size() && i < 5; ++i)
+    message += "\n  " + app.session->damage[i];
+  show_error(app, "The session file is damaged", message);
+  app.status = "The session file is damaged";
+}
 
 bool open_session_file(AppState& app, const fs::path& path, bool is_sample) {
   std::unique_ptr<Session> session;
@@ -493,6 +511,7 @@ void draw_solo(AppState& app) {
 
 void draw_app(AppState& app) {
   poll_loading(app);
+  poll_integrity(app);
   if (!app.dropped.empty()) {
     const std::vector<std::string> dropped = std::move(app.dropped);
     app.dropped.clear();

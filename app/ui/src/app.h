@@ -39,6 +39,9 @@ void open_dropped_files(AppState& app, const std::vector<std::string>& paths);
 void choose_default_runs(AppState& app);
 
 void show_error(AppState& app, std::string title, std::string message);
+// Once the background check of the open session (Session::integrity_check) has ended: keeps what
+// it found and, if anything, says so in an error popup. draw_app() calls it every frame.
+void poll_integrity(AppState& app);
 
 // Resolves run names or ids ("3", "geglu-8192x768x3072 / eager", or a unique part of a name) to
 // ids; throws std::invalid_argument naming the run that matches nothing or several.

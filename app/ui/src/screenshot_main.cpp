@@ -208,6 +208,7 @@ int screenshot_session(const ScreenshotOptions& o, std::string path,
             file.commit();
             return true;
           }
+          error = file.explain(error);  // the picture's name, not the temporary file's
         } catch (const storage::OutputError& e) {
           error = e.what();
         }

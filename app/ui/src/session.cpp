@@ -72,6 +72,21 @@ void colour_runs(Session& session) {
       run->colours = assign_run_colours(run->data, session.op_colours, session.kernel_colours);
 }
 
+std::future<std::vector<std::string>> start_integrity_check(const std::filesystem::path& path) {
+  return std::async(std::launch::async, [path] {
+    std::vector<std::string> found;
+    try {
+      const storage::SessionStore store =
+          storage::SessionStore::open(path, storage::OpenMode::kReadOnly);
+      found = store.quick_check();
+      if (std::string why = store.session_damage(); !why.empty()) found.push_back(why);
+    } catch (const std::exception& e) {
+      found.push_back(e.what());
+    }
+    return found;
+  });
+}
+
 std::unique_ptr<Session> open_session(const std::filesystem::path& path) {
   const storage::SessionStore store =
       storage::SessionStore::open(path, storage::OpenMode::kReadOnly);

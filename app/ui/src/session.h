@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,10 @@ struct Session {
   std::vector<std::pair<std::string, std::string>> properties;  // e.g. the lab's sweeps
   // Colours of ops and of kernel names over every run, in order of first appearance.
   NameColours op_colours, kernel_colours;
+  // The whole file checked in the background once open (SQLite's quick_check, the session's
+  // digest; start_integrity_check): a large file takes a while, and the views need not wait.
+  std::future<std::vector<std::string>> integrity_check;
+  std::vector<std::string> damage;  // what it found, once done
 
   const LoadedRun* find_run(int64_t id) const;
   int index_of(int64_t id) const;  // -1 if absent
@@ -62,6 +67,10 @@ std::unique_ptr<LoadedRun> prepare_run(storage::RunData data);
 
 // Gives the runs that have none their colours (names seen before keep theirs).
 void colour_runs(Session& session);
+
+// Checks the file behind `path` on a thread of its own; the future holds what is damaged, in
+// words (empty: sound).
+std::future<std::vector<std::string>> start_integrity_check(const std::filesystem::path& path);
 
 // Opens a session file read-only and loads every run. Throws storage::StoreError for a file that
 // is not a readable session; a run whose records fail to load keeps its error and stays listed.

@@ -20,8 +20,12 @@ bool is_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+// A number or a literal also ends where a string, an object or an array would begin: the caller
+// then refuses what follows. Were `1"a"` one token, a chunk boundary inside it would make the rest
+// read as a string, and whether the text is accepted would depend on where the chunks fall.
 bool ends_scalar(char c) {
-  return c == ',' || c == ']' || c == '}' || c == ':' || is_space(c);
+  return c == ',' || c == ']' || c == '}' || c == ':' || c == '"' || c == '[' || c == '{' ||
+         is_space(c);
 }
 
 // Bit i set when p[i] is one of `"`, `\`, `{`, `}`, `[`, `]`: the only bytes that change the
@@ -124,14 +128,15 @@ bool EventScanner::scan_value(ValueState& st) const {
   const char* const begin = buf_.data() + pos_;
   const char* const end = buf_.data() + len_;
   const char* p = begin + st.at;
-  if (begin < end && st.depth == 0 && !st.in_string) {
+  if (!st.scalar && st.at == 0 && begin < end && st.depth == 0 && !st.in_string) {
     const char c = *begin;
-    if (c != '{' && c != '[' && c != '"') {
-      // A number or a literal: it ends at the next separator (or the end of the text).
-      while (p < end && !ends_scalar(*p)) ++p;
-      st.at = static_cast<size_t>(p - begin);
-      return p < end || ended_;
-    }
+    st.scalar = c != '{' && c != '[' && c != '"';
+  }
+  if (st.scalar) {
+    // A number or a literal: it ends at the next separator (or the end of the text).
+    while (p < end && !ends_scalar(*p)) ++p;
+    st.at = static_cast<size_t>(p - begin);
+    return p < end || ended_;
   }
   // 64 bytes at a time: the mask of structural bytes, walked bit by bit.
   const char* resume = p;  // bytes before this are escaped string contents

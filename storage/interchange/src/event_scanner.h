@@ -65,6 +65,8 @@ class EventScanner {
     int depth = 0;
     int max_depth = 0;
     bool in_string = false;
+    // A number or a literal: known from its first byte, kept when that byte is passed over.
+    bool scalar = false;
   };
 
   // Makes more text available behind what is kept; false at the end of the stream.
