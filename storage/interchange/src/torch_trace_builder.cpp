@@ -771,7 +771,7 @@ void TorchTraceBuilder::flow_event(const EventFields& f, bool is_start) {
     }
     ts = *shifted;
   }
-  FlowEnd end{*id, 0, ts};
+  FlowEnd end{*id, 0, 0, ts};
   if (is_start) {
     const auto thread = cpu_thread(f.tid, /*say_so=*/true);
     if (!thread) {
@@ -779,6 +779,7 @@ void TorchTraceBuilder::flow_event(const EventFields& f, bool is_start) {
       return;
     }
     end.lane = *thread;
+    end.order = static_cast<uint32_t>(flow_starts_.size());
     flow_starts_.push_back(end);
     ++out_.stats.flow_starts;
   } else {
@@ -796,7 +797,7 @@ void TorchTraceBuilder::flow_event(const EventFields& f, bool is_start) {
 void TorchTraceBuilder::refuse_if_nothing_read(std::string_view source) const {
   const auto& s = out_.stats;
   const uint64_t kept = out_.kernels.size() + out_.memops.size() + out_.api_calls.size() +
-                        out_.ranges.size() + s.flow_starts + s.flow_finishes;
+                        out_.ranges.size() + ranges_released_ + s.flow_starts + s.flow_finishes;
   if (s.skipped == 0 || kept > 0) return;
   // Name the most frequent reasons, so the message says what is wrong with the file.
   std::vector<std::pair<uint64_t, std::string>> reasons;
@@ -811,6 +812,25 @@ void TorchTraceBuilder::refuse_if_nothing_read(std::string_view source) const {
                          " of them malformed: " + list);
 }
 
+void TorchTraceBuilder::gather_range_facts() {
+  for (size_t i = ranges_in_facts_; i < out_.ranges.size(); ++i) {
+    const storage::RangeRecord& r = out_.ranges[i];
+    range_facts_.add(r, out_.str(r.name));
+  }
+  ranges_in_facts_ = out_.ranges.size();
+}
+
+std::vector<storage::RangeRecord> TorchTraceBuilder::release_ranges() {
+  gather_range_facts();
+  std::vector<storage::RangeRecord> released;
+  // The next batch is about as large as this one: room for it at once.
+  released.reserve(out_.ranges.size());
+  released.swap(out_.ranges);
+  ranges_in_facts_ = 0;
+  ranges_released_ += released.size();
+  return released;
+}
+
 void TorchTraceBuilder::finish(std::string_view source) {
   link(source);
   arrange();
@@ -820,15 +840,19 @@ void TorchTraceBuilder::link(std::string_view source) {
   refuse_if_nothing_read(source);
   const json& header = header_;
   const NoteFn note_fn = [this](const std::string& reason, uint64_t count) { note(reason, count); };
+  // (Ranges are released only once the time base is known: those left are all there are when
+  // it is applied here.)
   if (!base_known_) apply_time_base(header);
+  gather_range_facts();
+  range_facts_.build();
   if (base_known_) date_from_time_base();
   link_correlations(out_, flow_starts_, flow_finishes_, note_fn);
-  attribute_ops(out_, note_fn);
+  attribute_ops(out_, range_facts_, note_fn);
   // Kernels whose op the trace names (our own exports) keep it.
   for (const auto& [index, op] : explicit_ops_) out_.kernels[index].op = op;
   assign_launching_processes(out_);
   read_header(out_, header, note_fn);
-  summarize_steps(out_);
+  summarize_steps(out_, range_facts_);
   read_own_header(out_, header);
 
   // The most common floating-point input type of the operators names the run's dtype.
@@ -857,6 +881,11 @@ void TorchTraceBuilder::link(std::string_view source) {
 
   for (const auto& [reason, count] : skipped_) out_.stats.warnings.push_back({reason, count});
   for (const auto& [reason, count] : notes_) out_.stats.warnings.push_back({reason, count});
+
+  // What only linking needed goes before the records are written.
+  flow_starts_ = {};
+  flow_finishes_ = {};
+  range_facts_ = {};
 }
 
 void TorchTraceBuilder::arrange() {
@@ -875,8 +904,7 @@ void TorchTraceBuilder::name_processes_and_threads() {
   // as processes too, are described by the kept metadata alone.
   std::vector<uint32_t> cpu_pids;
   for (const auto& a : out_.api_calls) cpu_pids.push_back(a.pid);
-  for (const auto& r : out_.ranges)
-    if (r.kind != RangeKind::kGpuAnnotation) cpu_pids.push_back(r.pid);
+  cpu_pids.insert(cpu_pids.end(), range_facts_.cpu_pids().begin(), range_facts_.cpu_pids().end());
   std::sort(cpu_pids.begin(), cpu_pids.end());
   cpu_pids.erase(std::unique(cpu_pids.begin(), cpu_pids.end()), cpu_pids.end());
   auto is_cpu_pid = [&](uint32_t pid) {
@@ -947,7 +975,7 @@ void TorchTraceBuilder::date_from_time_base() {
     for (const auto& r : out_.kernels) earliest(r.start_ns);
     for (const auto& r : out_.memops) earliest(r.start_ns);
     for (const auto& r : out_.api_calls) earliest(r.start_ns);
-    for (const auto& r : out_.ranges) earliest(r.start_ns);
+    if (int64_t t = 0; range_facts_.earliest_start(t)) earliest(t);
   }
   if (when > kYear2000 && when < kYear2100) {
     const std::time_t seconds = static_cast<std::time_t>(when / 1'000'000'000);

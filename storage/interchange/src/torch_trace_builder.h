@@ -60,6 +60,11 @@ class TorchTraceBuilder : public ScanSink {
 
   storage::StringId intern(std::string_view text);
 
+  // Hands over the ranges read so far, keeping of them only what linking needs (RangeFacts): a
+  // streamed import writes them as it reads. Only once the time base is known (their times are
+  // final then).
+  std::vector<storage::RangeRecord> release_ranges();
+
   // Whether the header gave a usable time base (baseTimeNanoseconds) before the events: then
   // ranges, and API calls with their correlation id, are final as soon as they are read.
   bool time_base_known() const { return base_known_; }
@@ -84,6 +89,8 @@ class TorchTraceBuilder : public ScanSink {
   void name_processes_and_threads();
   void keep_header_and_metadata();
   void refuse_if_nothing_read(std::string_view source) const;
+  // Adds the ranges not yet in range_facts_ to it.
+  void gather_range_facts();
 
   TorchTrace& out_;
   EventReader reader_;
@@ -112,6 +119,9 @@ class TorchTraceBuilder : public ScanSink {
   std::vector<std::pair<size_t, storage::StringId>> explicit_ops_;  // kernel index, args.op
   std::vector<FlowEnd> flow_starts_;
   std::vector<FlowEnd> flow_finishes_;
+  RangeFacts range_facts_;      // of every range released, and at link() of every range
+  size_t ranges_in_facts_ = 0;  // the first of out_.ranges already in range_facts_
+  uint64_t ranges_released_ = 0;
 };
 
 }  // namespace fusionscope::interchange::detail

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <memory>
+#include <utility>
 
 #include "chunk_stream.h"
 #include "compressed_io.h"
@@ -75,9 +76,8 @@ class ReadingBuilder final : public detail::TorchTraceBuilder {
   // it, every record left. Strings named from the last hand-over on come along.
   detail::RecordBatch take_final(bool all) {
     detail::RecordBatch b;
-    const auto& ranges = trace_.ranges;
-    b.ranges.assign(ranges.begin() + static_cast<std::ptrdiff_t>(ranges_sent_), ranges.end());
-    ranges_sent_ = ranges.size();
+    // Ranges leave the trace as they go (what linking needs of them stays in the builder).
+    b.ranges = release_ranges();
     const auto& calls = trace_.api_calls;
     for (size_t i = calls_seen_; i < calls.size(); ++i) {
       if (calls[i].correlation_id != 0 || all) {
@@ -90,8 +90,11 @@ class ReadingBuilder final : public detail::TorchTraceBuilder {
     if (all) {
       for (size_t i : held_calls_) b.api_calls.push_back(calls[i]);
       held_calls_.clear();
-      b.kernels = trace_.kernels;
-      b.memops = trace_.memops;
+      // The last hand-over: the records leave the trace rather than being copied (the trace is
+      // linked and described already), so they are not held twice while they are written.
+      b.kernels = std::exchange(trace_.kernels, {});
+      b.memops = std::exchange(trace_.memops, {});
+      trace_.api_calls = {};
     }
     b.first_string = static_cast<storage::StringId>(strings_sent_);
     b.strings.assign(trace_.strings.begin() + static_cast<std::ptrdiff_t>(strings_sent_),
@@ -104,9 +107,7 @@ class ReadingBuilder final : public detail::TorchTraceBuilder {
   uint64_t records_sent() const { return records_sent_; }
 
  private:
-  size_t pending() const {
-    return trace_.ranges.size() - ranges_sent_ + trace_.api_calls.size() - calls_seen_;
-  }
+  size_t pending() const { return trace_.ranges.size() + trace_.api_calls.size() - calls_seen_; }
 
   TorchTrace& trace_;
   const detail::ChunkStream& stream_;
@@ -114,7 +115,7 @@ class ReadingBuilder final : public detail::TorchTraceBuilder {
   const ImportOptions& options_;
   detail::TraceRunWriter* writer_;
   Clock::time_point start_, next_report_;
-  size_t ranges_sent_ = 0, calls_seen_ = 0;
+  size_t calls_seen_ = 0;
   std::vector<size_t> held_calls_;  // API calls read but not handed over (no correlation id)
   size_t strings_sent_ = 1;         // the writer knows string 0 (""), as every session does
   uint64_t records_sent_ = 0;
@@ -178,8 +179,7 @@ ImportResult import_torch_trace(const std::filesystem::path& file, storage::Sess
   result.run_id =
       writer.finish(std::move(rest), detail::run_ending(trace, options), builder.records_sent());
   // The records are in the session; the result keeps what describes them.
-  result.records =
-      trace.kernels.size() + trace.memops.size() + trace.api_calls.size() + trace.ranges.size();
+  result.records = builder.records_sent();
   trace.kernels = {};
   trace.memops = {};
   trace.api_calls = {};

@@ -91,20 +91,9 @@ void read_own_header(TorchTrace& trace, const json& header) {
   }
 }
 
-void summarize_steps(TorchTrace& trace) {
-  int64_t first = 0, last = 0;
-  int steps = 0;
-  for (const auto& r : trace.ranges) {
-    if (r.kind != storage::RangeKind::kUserAnnotation ||
-        !std::string_view(trace.str(r.name)).starts_with("ProfilerStep#")) {
-      continue;
-    }
-    first = steps == 0 ? r.start_ns : std::min(first, r.start_ns);
-    last = steps == 0 ? r.end_ns : std::max(last, r.end_ns);
-    ++steps;
-  }
-  trace.profiler_steps = steps;
-  trace.steps_wall_ns = last - first;
+void summarize_steps(TorchTrace& trace, const RangeFacts& ranges) {
+  trace.profiler_steps = ranges.steps();
+  trace.steps_wall_ns = ranges.steps_last() - ranges.steps_first();
 }
 
 std::string derive_variant(const TorchTrace& trace) {

@@ -13,7 +13,7 @@ namespace fusionscope::interchange::detail {
 void read_header(TorchTrace& trace, const nlohmann::json& header, const NoteFn& note);
 
 // profiler_steps and steps_wall_ns from the ProfilerStep#N annotations.
-void summarize_steps(TorchTrace& trace);
+void summarize_steps(TorchTrace& trace, const RangeFacts& ranges);
 
 // warmup_steps from the `fusionscope` member our exports write (after summarize_steps).
 void read_own_header(TorchTrace& trace, const nlohmann::json& header);

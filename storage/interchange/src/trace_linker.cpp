@@ -9,35 +9,25 @@
 namespace fusionscope::interchange::detail {
 namespace {
 
-using storage::RangeKind;
 using storage::StringId;
 
-// Flow ends by where they sit, sorted by (lane, ts): the ids of the flows at a place are an
-// equal range. (Sorted vectors: a trace holds millions of flows, and maps of them cost more in
+// Flow ends sorted in place by where they sit, (lane, ts): the ids of the flows at a place are
+// an equal range. (Sorted vectors: a trace holds millions of flows, and maps of them cost more in
 // allocations than in lookups.)
-struct FlowAt {
-  uint32_t lane;
-  int64_t ts;
-  uint64_t id;
-};
-using FlowIndex = std::vector<FlowAt>;
+using FlowIndex = std::vector<FlowEnd>;
 
-bool place_less(const FlowAt& a, const FlowAt& b) {
-  return a.lane != b.lane ? a.lane < b.lane : a.ts < b.ts;
+bool place_less(const FlowEnd& a, const FlowEnd& b) {
+  return a.lane != b.lane ? a.lane < b.lane : a.ts_ns < b.ts_ns;
 }
 
-FlowIndex index_flows(const std::vector<FlowEnd>& ends) {
-  FlowIndex index;
-  index.reserve(ends.size());
-  for (const auto& e : ends) index.push_back({e.lane, e.ts_ns, e.id});
-  std::stable_sort(index.begin(), index.end(), place_less);
-  return index;
+void index_flows(FlowIndex& ends) {
+  std::stable_sort(ends.begin(), ends.end(), place_less);
 }
 
 std::pair<FlowIndex::const_iterator, FlowIndex::const_iterator> flows_at(const FlowIndex& flows,
                                                                          uint32_t lane,
                                                                          int64_t ts) {
-  return std::equal_range(flows.begin(), flows.end(), FlowAt{lane, ts, 0}, place_less);
+  return std::equal_range(flows.begin(), flows.end(), FlowEnd{0, lane, 0, ts}, place_less);
 }
 
 // Checks one record against the flow ends at its start. Returns the number of records whose id
@@ -53,7 +43,7 @@ int reconcile(Record& record, uint32_t lane, const FlowIndex& flows, uint64_t& m
     }
     return 0;
   }
-  if (std::none_of(first, last, [&](const FlowAt& f) { return f.id == record.correlation_id; })) {
+  if (std::none_of(first, last, [&](const FlowEnd& f) { return f.id == record.correlation_id; })) {
     ++mismatches;
   }
   return 0;
@@ -70,56 +60,14 @@ struct IdAt {
   friend bool operator==(const IdAt&, const IdAt&) = default;
 };
 
-// Ranges of one thread, sorted by start (enclosing first on ties), each with its parent: the
-// innermost earlier range still open when it starts.
-class RangeNesting {
- public:
-  struct Node {
-    int64_t start = 0, end = 0;
-    StringId name = 0;
-    int parent = -1;
-  };
-
-  void add(const storage::RangeRecord& r) { nodes_.push_back({r.start_ns, r.end_ns, r.name, -1}); }
-
-  void build() {
-    std::sort(nodes_.begin(), nodes_.end(), [](const Node& a, const Node& b) {
-      return a.start != b.start ? a.start < b.start : a.end > b.end;
-    });
-    std::vector<int> open;
-    for (int i = 0; i < static_cast<int>(nodes_.size()); ++i) {
-      while (!open.empty() && nodes_[open.back()].end <= nodes_[i].start) open.pop_back();
-      nodes_[i].parent = open.empty() ? -1 : open.back();
-      open.push_back(i);
-    }
-  }
-
-  // The innermost range containing [start, end], or kNoString. Every range that contains the
-  // interval is an ancestor of the last range starting at or before `start`, so walking up from
-  // that one finds the innermost first.
-  StringId innermost(int64_t start, int64_t end) const {
-    auto it = std::upper_bound(nodes_.begin(), nodes_.end(), start,
-                               [](int64_t t, const Node& n) { return t < n.start; });
-    int i = static_cast<int>(it - nodes_.begin()) - 1;
-    // Bounded walk: a malformed (crossing) nesting must not make this quadratic.
-    for (int steps = 0; i >= 0 && steps < 4096; ++steps) {
-      const Node& n = nodes_[i];
-      if (n.start <= start && n.end >= end) return n.name;
-      i = n.parent;
-    }
-    return storage::kNoString;
-  }
-
- private:
-  std::vector<Node> nodes_;
-};
-
 }  // namespace
 
-void link_correlations(TorchTrace& trace, const std::vector<FlowEnd>& starts,
-                       const std::vector<FlowEnd>& finishes, const NoteFn& note) {
-  const FlowIndex start_index = index_flows(starts);
-  const FlowIndex finish_index = index_flows(finishes);
+void link_correlations(TorchTrace& trace, std::vector<FlowEnd>& starts,
+                       std::vector<FlowEnd>& finishes, const NoteFn& note) {
+  index_flows(starts);
+  index_flows(finishes);
+  const FlowIndex& start_index = starts;
+  const FlowIndex& finish_index = finishes;
 
   uint64_t from_flow = 0, mismatches = 0;
   for (auto& k : trace.kernels) from_flow += reconcile(k, k.stream, finish_index, mismatches);
@@ -150,19 +98,20 @@ void link_correlations(TorchTrace& trace, const std::vector<FlowEnd>& starts,
                               IdAt{static_cast<uint32_t>(id), end.lane, end.ts_ns});
   };
 
-  // Flow starts by id (the first of each id, as a map's emplace would keep).
-  std::vector<const FlowEnd*> start_by_id;
-  start_by_id.reserve(starts.size());
-  for (const auto& st : starts) start_by_id.push_back(&st);
-  std::stable_sort(start_by_id.begin(), start_by_id.end(),
-                   [](const FlowEnd* a, const FlowEnd* b) { return a->id < b->id; });
+  // Flow starts by id (the first of each id in the file, as a map's emplace would keep).
+  std::vector<uint32_t> start_by_id(starts.size());
+  for (size_t i = 0; i < starts.size(); ++i) start_by_id[i] = static_cast<uint32_t>(i);
+  std::sort(start_by_id.begin(), start_by_id.end(), [&starts](uint32_t a, uint32_t b) {
+    return std::tie(starts[a].id, starts[a].order) < std::tie(starts[b].id, starts[b].order);
+  });
   uint64_t linked = 0, broken = 0, orphan_finishes = 0;
   for (const auto& f : finishes) {
-    const auto it = std::lower_bound(start_by_id.begin(), start_by_id.end(), f.id,
-                                     [](const FlowEnd* a, uint64_t id) { return a->id < id; });
-    if (it == start_by_id.end() || (*it)->id != f.id) {
+    const auto it =
+        std::lower_bound(start_by_id.begin(), start_by_id.end(), f.id,
+                         [&starts](uint32_t a, uint64_t id) { return starts[a].id < id; });
+    if (it == start_by_id.end() || starts[*it].id != f.id) {
       ++orphan_finishes;
-    } else if (lands_on(api_at, f.id, **it) && lands_on(gpu_at, f.id, f)) {
+    } else if (lands_on(api_at, f.id, starts[*it]) && lands_on(gpu_at, f.id, f)) {
       ++linked;
     } else {
       ++broken;
@@ -195,19 +144,7 @@ void link_correlations(TorchTrace& trace, const std::vector<FlowEnd>& starts,
   note("kernels whose correlation id matches several API calls", ambiguous);
 }
 
-void attribute_ops(TorchTrace& trace, const NoteFn& note) {
-  std::unordered_map<uint32_t, RangeNesting> ops, annotations;
-  for (const auto& r : trace.ranges) {
-    if (r.kind == RangeKind::kCpuOp) {
-      ops[r.thread_id].add(r);
-    } else if (r.kind == RangeKind::kUserAnnotation &&
-               !std::string_view(trace.str(r.name)).starts_with("ProfilerStep#")) {
-      annotations[r.thread_id].add(r);
-    }
-  }
-  for (auto& [thread, nesting] : ops) nesting.build();
-  for (auto& [thread, nesting] : annotations) nesting.build();
-
+void attribute_ops(TorchTrace& trace, const RangeFacts& ranges, const NoteFn& note) {
   // The launching call of each correlation id (the first in the file when several share one).
   std::vector<const storage::ApiCallRecord*> launches;
   launches.reserve(trace.api_calls.size());
@@ -223,7 +160,8 @@ void attribute_ops(TorchTrace& trace, const NoteFn& note) {
         [](const storage::ApiCallRecord* a, uint32_t v) { return a->correlation_id < v; });
     return it != launches.end() && (*it)->correlation_id == id ? *it : nullptr;
   };
-  auto innermost = [](const auto& by_thread, const storage::ApiCallRecord& call) {
+  auto innermost = [](const std::unordered_map<uint32_t, RangeNesting>& by_thread,
+                      const storage::ApiCallRecord& call) {
     const auto it = by_thread.find(call.thread_id);
     return it == by_thread.end() ? storage::kNoString
                                  : it->second.innermost(call.start_ns, call.end_ns);
@@ -233,10 +171,10 @@ void attribute_ops(TorchTrace& trace, const NoteFn& note) {
     const storage::ApiCallRecord* launch =
         k.correlation_id == 0 ? nullptr : launch_of(k.correlation_id);
     if (launch == nullptr) continue;
-    k.op = innermost(ops, *launch);
+    k.op = innermost(ranges.ops(), *launch);
     if (k.op != storage::kNoString) {
       ++with_op;
-    } else if ((k.op = innermost(annotations, *launch)) != storage::kNoString) {
+    } else if ((k.op = innermost(ranges.annotations(), *launch)) != storage::kNoString) {
       ++from_annotation;
     }
   }

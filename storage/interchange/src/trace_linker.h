@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fusionscope/interchange/torch_trace_import.h"
+#include "range_facts.h"
 
 namespace fusionscope::interchange::detail {
 
@@ -15,6 +16,7 @@ namespace fusionscope::interchange::detail {
 struct FlowEnd {
   uint64_t id = 0;
   uint32_t lane = 0;
+  uint32_t order = 0;  // its place among the trace's flow ends of its kind, in file order
   int64_t ts_ns = 0;
 };
 
@@ -23,13 +25,14 @@ using NoteFn = std::function<void(const std::string& reason, uint64_t count)>;
 
 // Fills correlation ids that only the flows carry, counts disagreements between a record's
 // `args.correlation` and its flow, and counts linked flows and launched kernels in trace.stats.
-void link_correlations(TorchTrace& trace, const std::vector<FlowEnd>& starts,
-                       const std::vector<FlowEnd>& finishes, const NoteFn& note);
+// Sorts `starts` and `finishes` in place (by lane and time), rather than holding copies.
+void link_correlations(TorchTrace& trace, std::vector<FlowEnd>& starts,
+                       std::vector<FlowEnd>& finishes, const NoteFn& note);
 
 // Sets KernelRecord::op: the innermost cpu_op on the launching thread that encloses the launching
 // API call (aten::mm, aten::gelu, a Triton kernel's launcher); failing that, the innermost user
-// annotation other than a ProfilerStep.
-void attribute_ops(TorchTrace& trace, const NoteFn& note);
+// annotation other than a ProfilerStep. `ranges` holds every range of the trace, built.
+void attribute_ops(TorchTrace& trace, const RangeFacts& ranges, const NoteFn& note);
 
 // Sets the `pid` of kernels and memory operations: the process of the API call that launched
 // them (the first in the file when several share a correlation id); 0 when there is none.
