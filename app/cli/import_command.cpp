@@ -132,6 +132,12 @@ void print_summary(const TorchTrace& trace, const ImportArgs& args, int64_t run_
       static_cast<unsigned long long>(s.driver_calls), static_cast<unsigned long long>(s.cpu_ops),
       static_cast<unsigned long long>(s.user_annotations),
       static_cast<unsigned long long>(s.gpu_annotations));
+  if (s.instants + s.other_events + s.metadata_events > 0) {
+    std::printf("  %llu instant events, %llu events of other categories, %llu metadata events\n",
+                static_cast<unsigned long long>(s.instants),
+                static_cast<unsigned long long>(s.other_events),
+                static_cast<unsigned long long>(s.metadata_events));
+  }
   std::printf(
       "  %llu of %llu kernels linked to their launch, %llu attributed to an operator; "
       "%llu of %llu launch flows linked\n",
@@ -166,8 +172,6 @@ void print_summary(const TorchTrace& trace, const ImportArgs& args, int64_t run_
   }
 }
 
-// A session file this command created, with SQLite's journal files beside it.
-
 int run_import(const ImportArgs& args) {
   std::error_code ec;
   const bool exists = fs::exists(args.out, ec);
@@ -192,42 +196,43 @@ int run_import(const ImportArgs& args) {
     return 130;
   };
 
-  // Read the whole trace before touching any session, so a bad trace changes nothing.
-  TorchTrace trace;
-  try {
-    trace = interchange::read_torch_trace(args.trace, import_options);
-  } catch (const interchange::ImportCancelled&) {
-    return cancelled();
-  } catch (const interchange::InterchangeError& e) {
-    progress.finish();
-    print_error("import", e.what());
-    return 1;
-  }
-
-  // A new session appears at --out only once the run is in it (a failure leaves nothing); into
-  // an existing one the run goes through a RunWriter (a failure leaves no run, a kill one that
-  // reads interrupted). Opening an existing file checks it first: nothing is written into a
-  // damaged file, nor into a file that is not a whole session.
+  // The trace is read and written at once. A new session appears at --out only once the run is
+  // in it (a failure leaves nothing); into an existing one the run goes through a RunWriter that
+  // publishes it whole or not at all (a bad trace, a failure, Ctrl-C or a kill leave no run).
+  // Opening an existing file checks it first: nothing is written into a damaged file, nor into a
+  // file that is not a whole session.
   try {
     std::optional<storage::NewSession> fresh;
     std::optional<storage::SessionStore> existing;
     if (exists) {
       existing.emplace(storage::SessionStore::open(args.out, storage::OpenMode::kReadWrite));
     } else {
-      storage::SessionInfo info = trace.session;
+      storage::SessionInfo info;
       info.name = fs::path(args.out).stem().string();
       fresh.emplace(args.out, info);
     }
     storage::SessionStore& store = fresh ? fresh->store() : *existing;
     interchange::WriteOptions options{args.run_name, args.variant};
-    const int64_t run_id = interchange::write_torch_trace(store, trace, options, import_options);
-    if (fresh) fresh->publish();
+    const interchange::ImportResult result =
+        interchange::import_torch_trace(args.trace, store, options, import_options);
+    const TorchTrace& trace = result.trace;
+    if (fresh) {
+      // A session made for this trace describes the trace's machine and date.
+      storage::SessionInfo info = trace.session;
+      info.name = fs::path(args.out).stem().string();
+      if (info.created_utc.empty()) info.created_utc = store.session().created_utc;
+      store.update_session(info);
+      fresh->publish();
+    }
     progress.finish();
-    print_summary(trace, args, run_id, args.run_name.empty() ? trace.source_name : args.run_name,
-                  !exists);
+    print_summary(trace, args, result.run_id,
+                  args.run_name.empty() ? trace.source_name : args.run_name, !exists);
     return 0;
   } catch (const interchange::ImportCancelled&) {
     return cancelled();
+  } catch (const interchange::InterchangeError& e) {
+    progress.finish();
+    print_error("import", e.what());
   } catch (const storage::StoreError& e) {
     progress.finish();
     print_error("import", e.what());

@@ -1,10 +1,12 @@
 // Import speed and memory, side by side with Python's json.load on the same file in one run.
 // Each contender runs in a child process of its own, so its peak resident memory is its own:
-//   1. fusionscope: read_torch_trace (streaming parse) then write_torch_trace into a new session;
-//   2. python3: json.load of the same file (through gzip.open when it is gzipped).
-// Prints wall time, peak RSS and throughput of each, and the ratio.
+//   1. fusionscope import: import_torch_trace into a new session, as `fusionscope import` does
+//      (the session written while the trace is read);
+//   2. fusionscope read alone: read_torch_trace (parse and link, nothing written);
+//   3. python3: json.load of the same file (through gzip.open when it is gzipped).
+// Prints wall time, CPU time, peak RSS and throughput of each, and the ratios.
 //
-//   import_bench TRACE.json[.gz] [--no-python] [--dir PATH]
+//   import_bench TRACE.json[.gz] [--no-python] [--no-read] [--dir PATH]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,8 +30,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Figures {
-  double read_s = 0, write_s = 0;
-  double read_cpu_s = 0, write_cpu_s = 0;  // process CPU time (every thread) of each phase
+  double seconds = 0;
+  double cpu_s = 0;  // process CPU time, every thread
   uint64_t events = 0, kernels = 0, text_bytes = 0, records = 0;
 };
 
@@ -47,32 +49,36 @@ double process_cpu_s() {
   return secs(u.ru_utime) + secs(u.ru_stime);
 }
 
-// Runs in the child: import into a fresh session, write the figures to `fd`.
-int run_ours(const std::string& trace_path, const fs::path& session, int fd) {
+// Runs in a child: import into a fresh session (or, with `read_only`, read alone), write the
+// figures to `fd`.
+int run_ours(const std::string& trace_path, const fs::path& session, bool read_only, int fd) {
   using namespace fusionscope;
   Figures f;
   const auto t0 = Clock::now();
   const double cpu0 = process_cpu_s();
   interchange::ImportOptions options;
-  options.progress = [&f](const interchange::ImportProgress& p) { f.text_bytes = p.text_bytes; };
-  const interchange::TorchTrace trace = interchange::read_torch_trace(trace_path, options);
-  f.read_s = seconds_since(t0);
-  const double cpu1 = process_cpu_s();
-  f.read_cpu_s = cpu1 - cpu0;
-  f.events = trace.stats.events;
-  f.kernels = trace.kernels.size();
-  f.records =
-      trace.kernels.size() + trace.memops.size() + trace.api_calls.size() + trace.ranges.size();
-  const auto t1 = Clock::now();
-  {
+  options.progress = [&f](const interchange::ImportProgress& p) {
+    if (p.phase == interchange::ImportProgress::Phase::kReading) f.text_bytes = p.text_bytes;
+  };
+  if (read_only) {
+    const interchange::TorchTrace trace = interchange::read_torch_trace(trace_path, options);
+    f.events = trace.stats.events;
+    f.kernels = trace.kernels.size();
+    f.records =
+        trace.kernels.size() + trace.memops.size() + trace.api_calls.size() + trace.ranges.size();
+  } else {
     fs::remove(session);
     storage::SessionInfo info;
     info.name = "import_bench";
     auto store = storage::SessionStore::create(session, info);
-    interchange::write_torch_trace(store, trace);
+    const interchange::ImportResult result =
+        interchange::import_torch_trace(trace_path, store, {}, options);
+    f.events = result.trace.stats.events;
+    f.kernels = result.trace.stats.kernels;
+    f.records = result.records;
   }
-  f.write_s = seconds_since(t1);
-  f.write_cpu_s = process_cpu_s() - cpu1;
+  f.seconds = seconds_since(t0);
+  f.cpu_s = process_cpu_s() - cpu0;
   fs::remove(session);
   return write(fd, &f, sizeof f) == static_cast<ssize_t>(sizeof f) ? 0 : 1;
 }
@@ -106,35 +112,45 @@ Child in_child(Body&& body) {
 int main(int argc, char** argv) {
   std::string trace;
   bool no_python = false;
+  bool no_read = false;
   fs::path dir = fs::temp_directory_path();
   CLI::App app{"import_bench: a PyTorch trace imported into a session, next to Python's json.load"};
   app.add_option("trace", trace, "PyTorch profiler trace (.json or .json.gz)")
       ->required()
       ->check(CLI::ExistingFile);
   app.add_flag("--no-python", no_python, "Skip Python's json.load for comparison");
+  app.add_flag("--no-read", no_read, "Skip the read alone (parse and link, nothing written)");
   app.add_option("--dir", dir, "Where the session goes")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   const bool python = !no_python;
+  const bool read_alone = !no_read;
   std::error_code ec;
   const uint64_t file_bytes = fs::file_size(trace, ec);
   const fs::path session = dir / ("import-bench-" + std::to_string(getpid()) + ".fsdb");
 
-  int pipe_fd[2];
-  if (pipe(pipe_fd) != 0) return 1;
-  const Child ours = in_child([&] {
+  // One of ours in a child of its own; false if it failed.
+  auto ours = [&](bool read_only, Figures& f, Child& c) {
+    int pipe_fd[2];
+    if (pipe(pipe_fd) != 0) return false;
+    c = in_child([&] {
+      close(pipe_fd[0]);
+      try {
+        return run_ours(trace, session, read_only, pipe_fd[1]);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "fusionscope %s failed: %s\n", read_only ? "read" : "import",
+                     e.what());
+        return 1;
+      }
+    });
+    close(pipe_fd[1]);
+    const bool got = read(pipe_fd[0], &f, sizeof f) == static_cast<ssize_t>(sizeof f);
     close(pipe_fd[0]);
-    try {
-      return run_ours(trace, session, pipe_fd[1]);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "fusionscope import failed: %s\n", e.what());
-      return 1;
-    }
-  });
-  close(pipe_fd[1]);
-  Figures f;
-  const bool got = read(pipe_fd[0], &f, sizeof f) == static_cast<ssize_t>(sizeof f);
-  close(pipe_fd[0]);
-  if (!got || ours.status != 0) return 1;
+    return got && c.status == 0;
+  };
+  Figures f, r;
+  Child imported, reading;
+  if (!ours(false, f, imported)) return 1;
+  if (read_alone && !ours(true, r, reading)) return 1;
 
   Child py;
   double py_load_s = 0;
@@ -175,21 +191,23 @@ int main(int argc, char** argv) {
                 s > 0 ? static_cast<double>(f.text_bytes) / 1e6 / s : 0.0,
                 s > 0 ? static_cast<double>(f.events) / s : 0.0);
   };
-  row("fusionscope read (parse + link)", f.read_s, ours.peak_mb);
-  std::printf("%-34s %9.2f\n", "fusionscope write into a session", f.write_s);
-  row("fusionscope import (read + write)", f.read_s + f.write_s, ours.peak_mb);
-  std::printf("%-34s %9.2f  (user + system, all threads; read %.2f, write %.2f)\n",
-              "fusionscope process CPU s", ours.cpu_s, f.read_cpu_s, f.write_cpu_s);
+  row("fusionscope import (read + write)", f.seconds, imported.peak_mb);
+  std::printf("%-34s %9.2f  (user + system, all threads)\n", "  its CPU s", imported.cpu_s);
+  if (read_alone) {
+    row("fusionscope read alone (no write)", r.seconds, reading.peak_mb);
+    std::printf("%-34s %9.2f\n", "  its CPU s", reading.cpu_s);
+  }
   if (python) {
     if (py.status != 0 || py_load_s <= 0) {
       std::printf("python3 json.load failed (exit status %d)\n", py.status);
     } else {
       row("python3 json.load", py_load_s, py.peak_mb);
-      std::printf("%-34s %9.2f\n", "python3 process CPU s", py.cpu_s);
-      std::printf("\njson.load / fusionscope read:   %.1fx the time, %.1fx the memory\n",
-                  py_load_s / f.read_s, py.peak_mb / ours.peak_mb);
-      std::printf("json.load / fusionscope import: %.1fx the time\n",
-                  py_load_s / (f.read_s + f.write_s));
+      std::printf("%-34s %9.2f\n", "  its CPU s", py.cpu_s);
+      std::printf("\njson.load / fusionscope import: %.1fx the time, %.1fx the memory\n",
+                  py_load_s / f.seconds, py.peak_mb / imported.peak_mb);
+      if (read_alone) {
+        std::printf("json.load / fusionscope read:   %.1fx the time\n", py_load_s / r.seconds);
+      }
     }
   }
   return 0;

@@ -19,7 +19,9 @@ enum Seed : uint64_t {
   kSample,
   kProcess,
   kInfo,
-  kSession
+  kSession,
+  kThread,
+  kExtra,
 };
 
 // Ids outside the string table (a damaged name_id) hash apart from every real text.
@@ -29,6 +31,15 @@ std::string hex(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
   return buf;
+}
+
+// Fields of version 4 join a record's hash only when they differ from their defaults: a record
+// written before they existed hashes as it did, so the digests of older runs stay valid.
+void add_v4(Hasher& h, int64_t external_id, uint64_t extra_hash) {
+  if (external_id == 0 && extra_hash == 0) return;
+  h.add(uint64_t{0x5634});  // "V4": never equal to a hash of the fields before it
+  h.add(external_id);
+  h.add(extra_hash);
 }
 
 }  // namespace
@@ -86,6 +97,7 @@ uint64_t record_hash(const KernelRecord& r, StringHashes& s) {
   for (uint32_t v : {r.grid.x, r.grid.y, r.grid.z, r.block.x, r.block.y, r.block.z, r.registers,
                      r.static_smem, r.dynamic_smem, r.pid})
     h.add(v);
+  add_v4(h, r.external_id, r.extra == kNoString ? 0 : s.of(r.extra));
   return h.value();
 }
 
@@ -98,6 +110,7 @@ uint64_t record_hash(const ApiCallRecord& r, StringHashes& s) {
   h.add(s.of(r.name));
   h.add(uint32_t{static_cast<uint8_t>(r.domain)});
   h.add(r.pid);
+  add_v4(h, r.external_id, r.extra == kNoString ? 0 : s.of(r.extra));
   return h.value();
 }
 
@@ -109,10 +122,12 @@ uint64_t record_hash(const RangeRecord& r, StringHashes& s) {
   h.add(s.of(r.name));
   h.add(uint32_t{static_cast<uint8_t>(r.kind)});
   h.add(r.pid);
+  add_v4(h, r.external_id, r.extra == kNoString ? 0 : s.of(r.extra));
+  if (r.event_index != -1) h.add(int64_t{r.event_index});
   return h.value();
 }
 
-uint64_t record_hash(const MemopRecord& r, StringHashes&) {
+uint64_t record_hash(const MemopRecord& r, StringHashes& s) {
   Hasher h(kMemop);
   h.add(r.start_ns);
   h.add(r.end_ns);
@@ -123,6 +138,7 @@ uint64_t record_hash(const MemopRecord& r, StringHashes&) {
   h.add(uint32_t{static_cast<uint8_t>(r.kind)});
   h.add(uint32_t{static_cast<uint8_t>(r.copy_kind)});
   h.add(r.pid);
+  add_v4(h, r.external_id, r.extra == kNoString ? 0 : s.of(r.extra));
   return h.value();
 }
 
@@ -150,11 +166,27 @@ uint64_t record_hash(const ProcessRecord& r, StringHashes& s) {
   return h.value();
 }
 
+uint64_t record_hash(const ThreadRecord& r, StringHashes& s) {
+  Hasher h(kThread);
+  h.add(r.pid);
+  h.add(r.thread_id);
+  h.add(s.of(r.name));
+  return h.value();
+}
+
+uint64_t record_hash(const RunExtraRecord& r, StringHashes&) {
+  Hasher h(kExtra);
+  h.add(std::string_view(r.key));
+  h.add(std::string_view(r.value));
+  return h.value();
+}
+
 namespace {
 
 struct Field {
   const char* key;
   uint64_t RecordsDigest::*member;
+  bool since_v4 = false;  // absent from digests written before version 4: reads as 0
 };
 constexpr Field kFields[] = {
     {"kernels", &RecordsDigest::kernels},
@@ -164,14 +196,20 @@ constexpr Field kFields[] = {
     {"kernel_metrics", &RecordsDigest::kernel_metrics},
     {"samples", &RecordsDigest::samples},
     {"processes", &RecordsDigest::processes},
+    {"threads", &RecordsDigest::threads, true},
+    {"extras", &RecordsDigest::extras, true},
 };
 
 }  // namespace
 
 std::string RecordsDigest::encode() const {
   std::string out;
-  for (const Field& f : kFields)
+  for (const Field& f : kFields) {
+    // Counts added by version 4 are written only when there is something to count, so that a
+    // run like those version 3 wrote has the digest version 3 wrote.
+    if (f.since_v4 && this->*f.member == 0) continue;
     out += std::string(f.key) + "=" + std::to_string(this->*f.member) + " ";
+  }
   return out + "hash=" + hex(hash);
 }
 
@@ -190,8 +228,10 @@ std::optional<RecordsDigest> RecordsDigest::decode(std::string_view text) {
     }
     return true;
   };
-  for (const Field& f : kFields)
+  for (const Field& f : kFields) {
+    if (f.since_v4 && !text.starts_with(std::string(f.key) + "=")) continue;
     if (!take(f.key, d.*f.member, 10)) return std::nullopt;
+  }
   if (!take("hash", d.hash, 16) || !text.empty()) return std::nullopt;
   return d;
 }
@@ -209,6 +249,8 @@ RecordsDigest digest_records(const RunData& run, StringHashes& s) {
   fold(run.kernel_metrics, d.kernel_metrics);
   fold(run.samples, d.samples);
   fold(run.processes, d.processes);
+  fold(run.threads, d.threads);
+  fold(run.extras, d.extras);
   return d;
 }
 

@@ -55,12 +55,15 @@ uint64_t record_hash(const MemopRecord& r, StringHashes& s);
 uint64_t record_hash(const KernelMetricRecord& r, StringHashes& s);
 uint64_t record_hash(const SampleRecord& r, StringHashes& s);
 uint64_t record_hash(const ProcessRecord& r, StringHashes& s);
+uint64_t record_hash(const ThreadRecord& r, StringHashes& s);
+uint64_t record_hash(const RunExtraRecord& r, StringHashes& s);
 
 // What runs.records_digest holds, e.g.
-// "kernels=5 memops=0 api_calls=5 ranges=9 kernel_metrics=0 samples=0 processes=1 hash=...".
+// "kernels=5 memops=0 api_calls=5 ranges=9 kernel_metrics=0 samples=0 processes=1 hash=...";
+// `threads=N` and `extras=N` (version 4) follow `processes` when they are not 0.
 struct RecordsDigest {
   uint64_t kernels = 0, memops = 0, api_calls = 0, ranges = 0, kernel_metrics = 0, samples = 0,
-           processes = 0;
+           processes = 0, threads = 0, extras = 0;
   uint64_t hash = 0;  // sum of the records' hashes (mod 2^64): independent of their order
 
   std::string encode() const;

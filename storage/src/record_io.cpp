@@ -26,8 +26,13 @@ class RowBinder {
     return *this;
   }
   RowBinder& operator<<(uint32_t v) { return *this << int64_t{v}; }
+  RowBinder& operator<<(int32_t v) { return *this << int64_t{v}; }
   RowBinder& operator<<(double v) {
     rc_ |= sqlite3_bind_double(st_, next_++, v);
+    return *this;
+  }
+  RowBinder& operator<<(const std::string& v) {
+    rc_ |= sqlite3_bind_text(st_, next_++, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
   int rc() const { return rc_; }
@@ -41,19 +46,20 @@ class RowBinder {
 void bind_row(RowBinder& b, const KernelRecord& r) {
   b << r.start_ns << r.end_ns << r.device << r.stream << r.correlation_id << r.name << r.op
     << r.grid.x << r.grid.y << r.grid.z << r.block.x << r.block.y << r.block.z << r.registers
-    << r.static_smem << r.dynamic_smem << r.pid;
+    << r.static_smem << r.dynamic_smem << r.pid << r.external_id << r.extra;
 }
 void bind_row(RowBinder& b, const ApiCallRecord& r) {
   b << r.start_ns << r.end_ns << r.thread_id << r.correlation_id << r.name
-    << static_cast<uint32_t>(r.domain) << r.pid;
+    << static_cast<uint32_t>(r.domain) << r.pid << r.external_id << r.extra;
 }
 void bind_row(RowBinder& b, const RangeRecord& r) {
-  b << r.start_ns << r.end_ns << r.thread_id << r.name << static_cast<uint32_t>(r.kind) << r.pid;
+  b << r.start_ns << r.end_ns << r.thread_id << r.name << static_cast<uint32_t>(r.kind) << r.pid
+    << r.external_id << r.extra << r.event_index;
 }
 void bind_row(RowBinder& b, const MemopRecord& r) {
   b << r.start_ns << r.end_ns << r.device << r.stream << r.correlation_id
     << static_cast<int64_t>(r.bytes) << static_cast<uint32_t>(r.kind)
-    << static_cast<uint32_t>(r.copy_kind) << r.pid;
+    << static_cast<uint32_t>(r.copy_kind) << r.pid << r.external_id << r.extra;
 }
 void bind_row(RowBinder& b, const KernelMetricRecord& r) {
   b << r.correlation_id << r.name << r.unit << r.value;
@@ -64,29 +70,49 @@ void bind_row(RowBinder& b, const SampleRecord& r) {
 void bind_row(RowBinder& b, const ProcessRecord& r) {
   b << r.pid << r.name;
 }
+void bind_row(RowBinder& b, const ThreadRecord& r) {
+  b << r.pid << r.thread_id << r.name;
+}
+void bind_row(RowBinder& b, const RunExtraRecord& r) {
+  b << r.key << r.value;
+}
 
-// Table and columns (after run_id) of each record type, in bind_row order.
+// Table and columns (after run_id) of each record type, in bind_row order. `v3_columns` reads a
+// table as version 3 laid it out (the columns version 4 added read as their defaults), for the
+// version-3 step of a migration; `since` is the version that added the table.
 struct TableSpec {
   const char* table;
   const char* columns;
   int count;
+  const char* v3_columns = nullptr;  // nullptr: the same as `columns`
+  int since = 1;
 };
 constexpr TableSpec spec_of(const KernelRecord*) {
   return {
       "kernels",
       "start_ns, end_ns, device, stream, correlation_id, name_id, op_id, grid_x, grid_y, grid_z, "
-      "block_x, block_y, block_z, registers, static_smem, dynamic_smem, pid",
-      17};
+      "block_x, block_y, block_z, registers, static_smem, dynamic_smem, pid, external_id, extra_id",
+      19,
+      "start_ns, end_ns, device, stream, correlation_id, name_id, op_id, grid_x, grid_y, grid_z, "
+      "block_x, block_y, block_z, registers, static_smem, dynamic_smem, pid, 0, 0"};
 }
 constexpr TableSpec spec_of(const ApiCallRecord*) {
-  return {"api_calls", "start_ns, end_ns, thread_id, correlation_id, name_id, domain, pid", 7};
+  return {
+      "api_calls",
+      "start_ns, end_ns, thread_id, correlation_id, name_id, domain, pid, external_id, extra_id", 9,
+      "start_ns, end_ns, thread_id, correlation_id, name_id, domain, pid, 0, 0"};
 }
 constexpr TableSpec spec_of(const RangeRecord*) {
-  return {"ranges", "start_ns, end_ns, thread_id, name_id, kind, pid", 6};
+  return {"ranges",
+          "start_ns, end_ns, thread_id, name_id, kind, pid, external_id, extra_id, ev_idx", 9,
+          "start_ns, end_ns, thread_id, name_id, kind, pid, 0, 0, -1"};
 }
 constexpr TableSpec spec_of(const MemopRecord*) {
-  return {"memops", "start_ns, end_ns, device, stream, correlation_id, bytes, kind, copy_kind, pid",
-          9};
+  return {"memops",
+          "start_ns, end_ns, device, stream, correlation_id, bytes, kind, copy_kind, pid, "
+          "external_id, extra_id",
+          11,
+          "start_ns, end_ns, device, stream, correlation_id, bytes, kind, copy_kind, pid, 0, 0"};
 }
 constexpr TableSpec spec_of(const KernelMetricRecord*) {
   return {"kernel_metrics", "correlation_id, name_id, unit_id, value", 4};
@@ -96,6 +122,12 @@ constexpr TableSpec spec_of(const SampleRecord*) {
 }
 constexpr TableSpec spec_of(const ProcessRecord*) {
   return {"processes", "pid, name_id", 2};
+}
+constexpr TableSpec spec_of(const ThreadRecord*) {
+  return {"threads", "pid, thread_id, name_id", 3, nullptr, 4};
+}
+constexpr TableSpec spec_of(const RunExtraRecord*) {
+  return {"run_extras", "key, value", 2, nullptr, 4};
 }
 
 std::string insert_sql(const TableSpec& spec, size_t rows, bool replace) {
@@ -130,6 +162,8 @@ KernelRecord read_kernel(const Statement& st) {
   r.static_smem = u32(st, 14);
   r.dynamic_smem = u32(st, 15);
   r.pid = u32(st, 16);
+  r.external_id = st.int64(17);
+  r.extra = u32(st, 18);
   return r;
 }
 ApiCallRecord read_api_call(const Statement& st) {
@@ -141,6 +175,8 @@ ApiCallRecord read_api_call(const Statement& st) {
   r.name = u32(st, 4);
   r.domain = static_cast<ApiDomain>(st.int64(5));
   r.pid = u32(st, 6);
+  r.external_id = st.int64(7);
+  r.extra = u32(st, 8);
   return r;
 }
 RangeRecord read_range(const Statement& st) {
@@ -151,6 +187,9 @@ RangeRecord read_range(const Statement& st) {
   r.name = u32(st, 3);
   r.kind = static_cast<RangeKind>(st.int64(4));
   r.pid = u32(st, 5);
+  r.external_id = st.int64(6);
+  r.extra = u32(st, 7);
+  r.event_index = static_cast<int32_t>(st.int64(8));
   return r;
 }
 MemopRecord read_memop(const Statement& st) {
@@ -164,6 +203,8 @@ MemopRecord read_memop(const Statement& st) {
   r.kind = static_cast<MemopKind>(st.int64(6));
   r.copy_kind = static_cast<CopyKind>(st.int64(7));
   r.pid = u32(st, 8);
+  r.external_id = st.int64(9);
+  r.extra = u32(st, 10);
   return r;
 }
 KernelMetricRecord read_metric(const Statement& st) {
@@ -187,6 +228,16 @@ ProcessRecord read_process(const Statement& st) {
   r.name = u32(st, 1);
   return r;
 }
+ThreadRecord read_thread(const Statement& st) {
+  ThreadRecord r;
+  r.pid = u32(st, 0);
+  r.thread_id = u32(st, 1);
+  r.name = u32(st, 2);
+  return r;
+}
+RunExtraRecord read_extra(const Statement& st) {
+  return {st.text(0), st.text(1)};
+}
 
 // The order each table is read in. Timeline records need none (arrange_run sorts them into
 // lanes; an ORDER BY here would make SQLite sort a copy first). Metrics keep insertion order per
@@ -196,6 +247,8 @@ constexpr const char* read_order() {
   if constexpr (std::is_same_v<R, KernelMetricRecord>) return " ORDER BY correlation_id, id";
   if constexpr (std::is_same_v<R, SampleRecord>) return " ORDER BY metric_id, t_ns";
   if constexpr (std::is_same_v<R, ProcessRecord>) return " ORDER BY pid";
+  if constexpr (std::is_same_v<R, ThreadRecord>) return " ORDER BY pid, thread_id";
+  if constexpr (std::is_same_v<R, RunExtraRecord>) return " ORDER BY key";
   return "";
 }
 
@@ -217,10 +270,12 @@ RowExtent row_extent(Database& db, const char* table, int64_t run_id) {
 }
 
 template <typename R, typename Read>
-void load_table(Database& db, int64_t run_id, std::vector<R>& out, Read read) {
+void load_table(Database& db, int64_t run_id, std::vector<R>& out, Read read, int version) {
   const TableSpec spec = spec_of(static_cast<const R*>(nullptr));
+  if (version < spec.since) return;
   const bool ordered = read_order<R>()[0] != '\0';
-  std::string sql = std::string("SELECT ") + spec.columns + " FROM " + spec.table;
+  const char* columns = version < 4 && spec.v3_columns != nullptr ? spec.v3_columns : spec.columns;
+  std::string sql = std::string("SELECT ") + columns + " FROM " + spec.table;
   RowExtent extent;
   if (ordered) {
     sql += std::string(" WHERE run_id = ?1") + read_order<R>();
@@ -275,7 +330,8 @@ RunRow read_run(const Statement& st) {
 template <typename R>
 void insert_records(Database& db, int64_t run_id, std::span<const R> records) {
   const TableSpec spec = spec_of(static_cast<const R*>(nullptr));
-  const bool replace = std::is_same_v<R, ProcessRecord>;
+  const bool replace = std::is_same_v<R, ProcessRecord> || std::is_same_v<R, ThreadRecord> ||
+                       std::is_same_v<R, RunExtraRecord>;
   auto insert = [&](Statement& st, std::span<const R> rows) {
     sqlite3_stmt* h = st.handle();
     sqlite3_reset(h);
@@ -307,15 +363,19 @@ template void insert_records(Database&, int64_t, std::span<const MemopRecord>);
 template void insert_records(Database&, int64_t, std::span<const KernelMetricRecord>);
 template void insert_records(Database&, int64_t, std::span<const SampleRecord>);
 template void insert_records(Database&, int64_t, std::span<const ProcessRecord>);
+template void insert_records(Database&, int64_t, std::span<const ThreadRecord>);
+template void insert_records(Database&, int64_t, std::span<const RunExtraRecord>);
 
-void read_run_records(Database& db, int64_t run_id, RunData& d) {
-  load_table(db, run_id, d.kernels, read_kernel);
-  load_table(db, run_id, d.api_calls, read_api_call);
-  load_table(db, run_id, d.ranges, read_range);
-  load_table(db, run_id, d.memops, read_memop);
-  load_table(db, run_id, d.kernel_metrics, read_metric);
-  load_table(db, run_id, d.samples, read_sample);
-  load_table(db, run_id, d.processes, read_process);
+void read_run_records(Database& db, int64_t run_id, RunData& d, int version) {
+  load_table(db, run_id, d.kernels, read_kernel, version);
+  load_table(db, run_id, d.api_calls, read_api_call, version);
+  load_table(db, run_id, d.ranges, read_range, version);
+  load_table(db, run_id, d.memops, read_memop, version);
+  load_table(db, run_id, d.kernel_metrics, read_metric, version);
+  load_table(db, run_id, d.samples, read_sample, version);
+  load_table(db, run_id, d.processes, read_process, version);
+  load_table(db, run_id, d.threads, read_thread, version);
+  load_table(db, run_id, d.extras, read_extra, version);
 }
 
 std::optional<RunRow> read_run_row(Database& db, int64_t run_id) {
@@ -429,8 +489,8 @@ std::vector<std::string> read_all_strings(Database& db) {
 bool delete_run_rows(Database& db, int64_t run_id) {
   // Explicit deletes rather than relying only on ON DELETE CASCADE: a file written by a tool
   // that left foreign keys off must not keep orphans either.
-  for (const char* table :
-       {"kernels", "api_calls", "ranges", "memops", "kernel_metrics", "samples", "processes"}) {
+  for (const char* table : {"kernels", "api_calls", "ranges", "memops", "kernel_metrics", "samples",
+                            "processes", "threads", "run_extras"}) {
     Statement& st = db.statement(std::string("DELETE FROM ") + table + " WHERE run_id = ?");
     st.bind(1, run_id);
     st.run();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fusionscope/storage/session_store.h"
+#include "schema.h"
 
 namespace fusionscope::storage::detail {
 
@@ -40,8 +41,11 @@ std::vector<std::string> read_all_strings(Database& db);
 int64_t string_id_limit(Database& db, int64_t first);
 
 // Reads every record of run `run_id` into `out` (kernels, memops, API calls, ranges, metrics,
-// samples, processes), unsorted; string ids as stored.
-void read_run_records(Database& db, int64_t run_id, RunData& out);
+// samples, processes, threads, extras), unsorted; string ids as stored. `version` is the layout
+// of the tables (a migration step reads an older one; columns and tables added later read as
+// their defaults, empty).
+void read_run_records(Database& db, int64_t run_id, RunData& out,
+                      int version = kCurrentSchemaVersion);
 
 // Inserts a batch of records of run `run_id` (inside a transaction).
 template <typename R>

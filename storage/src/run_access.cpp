@@ -39,6 +39,11 @@ std::string run_label(const RunInfo& r) {
   return "run " + std::to_string(r.id);
 }
 
+// A run written whole-or-nothing that is not committed yet (or never will be): not listed.
+bool staged(const RunRow& row) {
+  return static_cast<int>(row.info.state) == detail::kStateStaged;
+}
+
 }  // namespace
 
 RunInfo detail::StoreState::present(RunRow row) const {
@@ -56,8 +61,9 @@ RunInfo detail::StoreState::present(RunRow row) const {
 void detail::StoreState::record_interrupted_runs() {
   std::vector<int64_t> orphans;
   {
-    Statement& st = db->statement("SELECT id FROM runs WHERE state = ?");
+    Statement& st = db->statement("SELECT id FROM runs WHERE state IN (?, ?)");
     st.bind(1, int64_t{kStateWriting});
+    st.bind(2, int64_t{kStateStaged});
     while (st.step())
       if (!file->writer_alive(st.int64(0))) orphans.push_back(st.int64(0));
   }
@@ -66,7 +72,13 @@ void detail::StoreState::record_interrupted_runs() {
   for (int64_t id : orphans) {
     std::optional<RunRow> row = read_run_row(*db, id);
     // Checked again inside the transaction: the writer may have committed meanwhile.
-    if (!row || row->info.state != RunState::kWriting || file->writer_alive(id)) continue;
+    if (!row || file->writer_alive(id)) continue;
+    if (staged(*row)) {
+      // A whole-or-nothing run whose writer is gone: its records are worth nothing.
+      delete_run_rows(*db, id);
+      continue;
+    }
+    if (row->info.state != RunState::kWriting) continue;
     if (!description_intact(*row)) continue;  // damaged: left as it is, for a person to see
     row->info.state = RunState::kInterrupted;
     Statement& st = db->statement("UPDATE runs SET state = ?, info_digest = ? WHERE id = ?");
@@ -81,13 +93,13 @@ void detail::StoreState::record_interrupted_runs() {
 std::vector<RunInfo> SessionStore::runs() const {
   std::vector<RunInfo> out;
   for (RunRow& row : detail::read_run_rows(*impl_->db))
-    out.push_back(impl_->present(std::move(row)));
+    if (!staged(row)) out.push_back(impl_->present(std::move(row)));
   return out;
 }
 
 std::optional<RunInfo> SessionStore::run(int64_t run_id) const {
   std::optional<RunRow> row = detail::read_run_row(*impl_->db, run_id);
-  if (!row) return std::nullopt;
+  if (!row || staged(*row)) return std::nullopt;
   return impl_->present(std::move(*row));
 }
 
@@ -96,7 +108,7 @@ void SessionStore::update_run(const RunInfo& run) {
   Database& db = *impl_->db;
   Transaction tx(db);
   std::optional<RunRow> row = detail::read_run_row(db, run.id);
-  if (!row) impl_->no_such_run(run.id);
+  if (!row || staged(*row)) impl_->no_such_run(run.id);
   if (!description_intact(*row))
     throw DamagedRunError("session '" + impl_->path.string() + "': " + run_label(row->info) +
                           " is damaged (" + kDescriptionDamaged + "), so it is not changed");
@@ -116,7 +128,7 @@ void SessionStore::update_run(const RunInfo& run) {
 void SessionStore::rename_run(int64_t run_id, std::string_view name) {
   impl_->require_writable("rename a run");
   std::optional<RunRow> row = detail::read_run_row(*impl_->db, run_id);
-  if (!row) impl_->no_such_run(run_id);
+  if (!row || staged(*row)) impl_->no_such_run(run_id);
   row->info.name = std::string(name);
   update_run(row->info);
 }
@@ -136,7 +148,7 @@ RunData SessionStore::load_run(int64_t run_id, DamagePolicy damaged) const {
     ReadTransaction read(db);
     impl_->refresh_strings();
     std::optional<RunRow> row = detail::read_run_row(db, run_id);
-    if (!row) impl_->no_such_run(run_id);
+    if (!row || staged(*row)) impl_->no_such_run(run_id);
     records_digest = row->records_digest;
     d.info = impl_->present(std::move(*row));
     detail::read_run_records(db, run_id, d);

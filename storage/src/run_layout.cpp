@@ -136,6 +136,11 @@ void arrange_run(RunData& run) {
   });
   sort_if_needed(run.processes,
                  [](const ProcessRecord& a, const ProcessRecord& b) { return a.pid < b.pid; });
+  sort_if_needed(run.threads, [](const ThreadRecord& a, const ThreadRecord& b) {
+    return std::tie(a.pid, a.thread_id) < std::tie(b.pid, b.thread_id);
+  });
+  sort_if_needed(run.extras,
+                 [](const RunExtraRecord& a, const RunExtraRecord& b) { return a.key < b.key; });
   run.gpu_lanes.clear();
   run.cpu_lanes.clear();
   build_gpu_lanes(run);

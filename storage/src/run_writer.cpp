@@ -27,20 +27,29 @@ void check_strings(const detail::StoreState& s, const R& r) {
   if constexpr (std::is_same_v<R, KernelRecord>) {
     check(r.name);
     check(r.op);
+    check(r.extra);
   } else if constexpr (std::is_same_v<R, KernelMetricRecord>) {
     check(r.name);
     check(r.unit);
   } else if constexpr (std::is_same_v<R, SampleRecord>) {
     check(r.metric);
   } else if constexpr (std::is_same_v<R, MemopRecord>) {
+    check(r.extra);
+  } else if constexpr (std::is_same_v<R, ThreadRecord>) {
+    check(r.name);
   } else {
     check(r.name);
+    check(r.extra);
   }
 }
 
 }  // namespace
 
-RunWriter::RunWriter(SessionStore& store, const RunInfo& info) : store_(store), info_(info) {
+RunWriter::RunWriter(SessionStore& store, const RunInfo& info, Visibility visibility)
+    : store_(store),
+      info_(info),
+      writing_state_(visibility == Visibility::kWhenComplete ? detail::kStateStaged
+                                                             : detail::kStateWriting) {
   detail::StoreState& s = *store_.impl_;
   s.require_writable("add a run");
   Database& db = *s.db;
@@ -70,8 +79,8 @@ RunWriter::RunWriter(SessionStore& store, const RunInfo& info) : store_(store), 
         "?, ?, '', ?)");
     detail::bind_run_description(st, info_);
     st.bind(15, id_);
-    st.bind(16, int64_t{detail::kStateWriting});
-    st.bind(17, std::string_view(detail::info_digest(info_, "")));
+    st.bind(16, int64_t{writing_state_});
+    st.bind(17, std::string_view(detail::info_digest(as_stored(info_), "")));
     st.run();
     Statement& last = db.statement("UPDATE session SET last_run_id = ? WHERE id = 1");
     last.bind(1, id_);
@@ -105,6 +114,12 @@ void RunWriter::release_lock() {
   store_.impl_->file->unmark_writer(id_);
 }
 
+RunInfo RunWriter::as_stored(const RunInfo& info) const {
+  RunInfo stored = info;
+  stored.state = static_cast<RunState>(writing_state_);
+  return stored;
+}
+
 void RunWriter::set_info(const RunInfo& info) {
   require_open("describe");
   RunInfo next = info;
@@ -119,9 +134,9 @@ void RunWriter::set_info(const RunInfo& info) {
       "iterations = ?, cuda_graph = ?, wall_ns = ?, status = ?, error = ?, trace_status = ?, "
       "dropped_records = ?, created_utc = ?, info_digest = ? WHERE id = ? AND state = ?");
   detail::bind_run_description(st, next);
-  st.bind(15, std::string_view(detail::info_digest(next, "")));
+  st.bind(15, std::string_view(detail::info_digest(as_stored(next), "")));
   st.bind(16, id_);
-  st.bind(17, int64_t{detail::kStateWriting});
+  st.bind(17, int64_t{writing_state_});
   st.run();
   if (sqlite3_changes(db.handle()) == 0) store_.impl_->no_such_run(id_);
   tx.commit();
@@ -185,6 +200,29 @@ void RunWriter::add_process(uint32_t pid, std::string_view name) {
   processes_[pid] = std::string(name);
 }
 
+void RunWriter::add_threads(std::span<const ThreadRecord> threads) {
+  require_open("name threads");
+  if (threads.empty()) return;
+  detail::StoreState& s = *store_.impl_;
+  for (const ThreadRecord& t : threads) check_strings(s, t);
+  Transaction tx(*s.db);
+  s.require_run(id_);
+  detail::insert_records(*s.db, id_, threads);
+  tx.commit();
+  for (const ThreadRecord& t : threads) threads_[{t.pid, t.thread_id}] = s.strings[t.name];
+}
+
+void RunWriter::set_extra(std::string_view key, std::string_view value) {
+  require_open("keep a text with the run");
+  const RunExtraRecord e{std::string(key), std::string(value)};
+  detail::StoreState& s = *store_.impl_;
+  Transaction tx(*s.db);
+  s.require_run(id_);
+  detail::insert_records(*s.db, id_, std::span<const RunExtraRecord>(&e, 1));
+  tx.commit();
+  extras_.insert_or_assign(e.key, e.value);
+}
+
 void RunWriter::commit() {
   require_open("commit");
   detail::StoreState& s = *store_.impl_;
@@ -201,6 +239,14 @@ void RunWriter::commit() {
     const ProcessRecord p{pid, store_.intern(name)};
     digest.hash += detail::record_hash(p, s.string_hashes);
   }
+  digest.threads = threads_.size();
+  for (const auto& [key, name] : threads_) {
+    const ThreadRecord t{key.first, key.second, store_.intern(name)};
+    digest.hash += detail::record_hash(t, s.string_hashes);
+  }
+  digest.extras = extras_.size();
+  for (const auto& [key, value] : extras_)
+    digest.hash += detail::record_hash(RunExtraRecord{key, value}, s.string_hashes);
   const std::string records = digest.encode();
   RunInfo final_info = info_;
   final_info.state = RunState::kComplete;
@@ -217,7 +263,7 @@ void RunWriter::commit() {
   st.bind(16, std::string_view(records));
   st.bind(17, std::string_view(detail::info_digest(final_info, records)));
   st.bind(18, id_);
-  st.bind(19, int64_t{detail::kStateWriting});
+  st.bind(19, int64_t{writing_state_});
   st.run();
   if (sqlite3_changes(db.handle()) == 0)
     throw StoreError("session '" + store_.path().string() + "': run " + std::to_string(id_) +

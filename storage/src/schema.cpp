@@ -174,6 +174,35 @@ ALTER TABLE session ADD COLUMN last_run_id INTEGER NOT NULL DEFAULT 0;
 UPDATE session SET last_run_id = (SELECT coalesce(max(id), 0) FROM runs);
 )sql",
      write_digests},
+    // v4: what a trace says that no column held, kept so that an export gives it back: the
+    // trace's `External id` and an interned JSON object of each event's other members on every
+    // timeline record, Kineto's event index on ranges, thread names, and texts a run carries
+    // (the trace's own top level, its metadata events). Existing rows take the defaults, which
+    // the record digests leave out, so the digests written by version 3 stay valid.
+    {4, R"sql(
+ALTER TABLE kernels ADD COLUMN external_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE kernels ADD COLUMN extra_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE api_calls ADD COLUMN external_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE api_calls ADD COLUMN extra_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ranges ADD COLUMN external_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ranges ADD COLUMN extra_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ranges ADD COLUMN ev_idx INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE memops ADD COLUMN external_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memops ADD COLUMN extra_id INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE threads (
+  run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  pid        INTEGER NOT NULL,
+  thread_id  INTEGER NOT NULL,
+  name_id    INTEGER NOT NULL,
+  PRIMARY KEY (run_id, pid, thread_id)
+) WITHOUT ROWID;
+CREATE TABLE run_extras (
+  run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  key     TEXT    NOT NULL,
+  value   TEXT    NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+)sql"},
 };
 static_assert(std::size(kMigrations) == kCurrentSchemaVersion - 1,
               "one migration per version after 1");
@@ -190,7 +219,7 @@ void write_digests(Database& db) {
   for (int64_t id : ids) {
     RunData run;
     run.strings = strings;
-    read_run_records(db, id, run);
+    read_run_records(db, id, run, /*version=*/3);
     const std::string records = digest_records(run, hashes).encode();
     const RunInfo info = read_run_row(db, id).value_or(RunRow{}).info;
     Statement& st =

@@ -12,7 +12,7 @@ class Database;
 
 // PRAGMA application_id of every session file: the ASCII bytes "FSDB".
 inline constexpr int32_t kApplicationId = 0x46534442;
-inline constexpr int kCurrentSchemaVersion = 3;
+inline constexpr int kCurrentSchemaVersion = 4;
 // New files get this page size: large pages make bulk ingest and whole-run loads cheaper.
 inline constexpr int kPageSize = 16384;
 
@@ -32,5 +32,9 @@ std::vector<std::string> schema_differences(Database& db);
 inline constexpr int kStateWriting = 0;
 inline constexpr int kStateComplete = 1;
 inline constexpr int kStateInterrupted = 2;
+// (v4) Being written by a writer that publishes its run whole or not at all (an import): readers
+// do not list the run until it is complete, and a run left so by a writer that is gone is removed
+// by the next read-write open.
+inline constexpr int kStateStaged = 3;
 
 }  // namespace fusionscope::storage::detail

@@ -55,6 +55,22 @@ const std::string& RunData::process_name(uint32_t pid) const {
   return it != processes.end() && it->pid == pid ? str(it->name) : empty;
 }
 
+const std::string& RunData::thread_name(uint32_t pid, uint32_t thread_id) const {
+  static const std::string empty;
+  auto it = std::lower_bound(threads.begin(), threads.end(), std::pair{pid, thread_id},
+                             [](const ThreadRecord& t, std::pair<uint32_t, uint32_t> v) {
+                               return std::pair{t.pid, t.thread_id} < v;
+                             });
+  return it != threads.end() && it->pid == pid && it->thread_id == thread_id ? str(it->name)
+                                                                             : empty;
+}
+
+const std::string* RunData::extra(std::string_view key) const {
+  auto it = std::lower_bound(extras.begin(), extras.end(), key,
+                             [](const RunExtraRecord& e, std::string_view k) { return e.key < k; });
+  return it != extras.end() && it->key == key ? &it->value : nullptr;
+}
+
 namespace {
 
 fs::path absolute_path(const fs::path& p) {

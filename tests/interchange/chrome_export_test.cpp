@@ -1,5 +1,6 @@
 // Chrome trace export: the structure Perfetto and chrome://tracing need, and the round trip
-// fixture -> session -> Chrome JSON -> import, which must keep every kernel and its duration.
+// fixture -> session -> Chrome JSON -> import, which must keep every kernel and its duration
+// (lossless_roundtrip_test.cpp checks every field).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -67,7 +68,13 @@ TEST_P(ChromeRoundTrip, KernelsAndDurationsSurviveImportStoreExportImport) {
               std::tie(a.device, a.stream, a.grid, a.block, a.registers));
     EXPECT_EQ(b.static_smem + b.dynamic_smem, a.static_smem + a.dynamic_smem);
   }
-  EXPECT_EQ(again.memops, original.memops);
+  ASSERT_EQ(again.memops.size(), original.memops.size());
+  for (size_t i = 0; i < original.memops.size(); ++i) {
+    auto a = original.memops[i], b = again.memops[i];
+    EXPECT_EQ(again.str(b.extra), original.str(a.extra));  // string ids differ; texts do not
+    a.extra = b.extra = 0;
+    EXPECT_EQ(b, a);
+  }
   ASSERT_EQ(again.api_calls.size(), original.api_calls.size());
   ASSERT_EQ(again.ranges.size(), original.ranges.size());
   EXPECT_EQ(again.stats.kernels_launched, again.kernels.size());
@@ -76,66 +83,6 @@ TEST_P(ChromeRoundTrip, KernelsAndDurationsSurviveImportStoreExportImport) {
   EXPECT_EQ(again.session.sm_count, original.session.sm_count);
   EXPECT_EQ(again.session.driver_version, original.session.driver_version);
   EXPECT_EQ(again.profiler_steps, original.profiler_steps);
-}
-
-// Every record with its strings resolved, so that runs of two sessions compare.
-struct Rows {
-  std::vector<
-      std::tuple<int64_t, int64_t, uint32_t, uint32_t, uint32_t, std::string, std::string, uint32_t,
-                 uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>
-      kernels;
-  std::vector<fusionscope::storage::MemopRecord> memops;
-  std::vector<std::tuple<int64_t, int64_t, uint32_t, uint32_t, std::string, int>> api_calls;
-  std::vector<std::tuple<int64_t, int64_t, uint32_t, std::string, int, uint16_t>> ranges;
-  int warmup = 0, iterations = 0;
-  std::string variant, dtype;
-  int64_t wall_ns = 0;
-  bool operator==(const Rows&) const = default;
-};
-
-Rows rows_of(const RunData& run) {
-  Rows r;
-  for (const auto& k : run.kernels) {
-    r.kernels.emplace_back(k.start_ns, k.end_ns, k.device, k.stream, k.correlation_id,
-                           run.str(k.name), run.str(k.op), k.grid.x, k.grid.y, k.grid.z, k.block.x,
-                           k.block.y, k.block.z, k.registers, k.static_smem, k.dynamic_smem);
-  }
-  r.memops = run.memops;
-  for (const auto& a : run.api_calls) {
-    r.api_calls.emplace_back(a.start_ns, a.end_ns, a.thread_id, a.correlation_id, run.str(a.name),
-                             static_cast<int>(a.domain));
-  }
-  for (const auto& g : run.ranges) {
-    r.ranges.emplace_back(g.start_ns, g.end_ns, g.thread_id, run.str(g.name),
-                          static_cast<int>(g.kind), g.depth);
-  }
-  r.warmup = run.info.warmup;
-  r.iterations = run.info.iterations;
-  r.variant = run.info.variant;
-  r.dtype = run.info.dtype;
-  r.wall_ns = run.info.wall_ns;
-  return r;
-}
-
-TEST_P(ChromeRoundTrip, ImportExportImportGivesIdenticalRows) {
-  // import -> session -> export -> import -> session: every record, field by field.
-  auto first = SessionStore::create(t::scratch_dir() / "a.fsdb", named("a"));
-  const RunData a =
-      first.load_run(write_torch_trace(first, read_torch_trace(t::fixture_path(GetParam()))));
-  const std::string text = chrome_text(a, first.session());
-  const TorchTrace again = parse_torch_trace(text, "exported");
-  EXPECT_EQ(again.stats.skipped, 0u);
-  auto second = SessionStore::create(t::scratch_dir() / "b.fsdb", named("b"));
-  const RunData b =
-      second.load_run(write_torch_trace(second, again, {.run_name = a.info.name, .variant = ""}));
-  const Rows ra = rows_of(a), rb = rows_of(b);
-  EXPECT_EQ(ra.kernels, rb.kernels);
-  EXPECT_EQ(ra.memops, rb.memops);
-  EXPECT_EQ(ra.api_calls, rb.api_calls);
-  EXPECT_EQ(ra.ranges, rb.ranges);
-  EXPECT_EQ(ra, rb);
-  // And a second export is the first, byte for byte (apart from the session's name).
-  EXPECT_EQ(chrome_text(b, first.session()), text);
 }
 
 INSTANTIATE_TEST_SUITE_P(TorchFixtures, ChromeRoundTrip,
@@ -148,19 +95,20 @@ TEST(ChromeExport, ProcessesThreadsAndFlowsAreThere) {
 
   EXPECT_EQ(doc.at("displayTimeUnit"), "ms");
   EXPECT_EQ(doc.at("deviceProperties").at(0).at("name"), trace.session.gpu_name);
-  std::map<int64_t, std::string> process_names;
-  std::set<std::pair<int64_t, int64_t>> named_threads, used_threads;
+  std::map<json, std::string> process_names;
+  std::set<std::pair<json, json>> named_threads, used_threads;
   std::map<uint64_t, const json*> starts, finishes;
   std::map<uint64_t, const json*> calls_by_correlation;
   std::vector<const json*> kernels;
   for (const auto& e : doc.at("traceEvents")) {
     const std::string ph = e.at("ph");
     if (ph == "M" && e.at("name") == "process_name") {
-      process_names[e.at("pid").get<int64_t>()] = e.at("args").at("name").get<std::string>();
+      process_names[e.at("pid")] = e.at("args").at("name").get<std::string>();
     } else if (ph == "M" && e.at("name") == "thread_name") {
-      named_threads.emplace(e.at("pid").get<int64_t>(), e.at("tid").get<int64_t>());
+      named_threads.emplace(e.at("pid"), e.at("tid"));
     } else if (ph == "X") {
-      used_threads.emplace(e.at("pid").get<int64_t>(), e.at("tid").get<int64_t>());
+      if (e.contains("cat") && e.at("cat") == "Trace") continue;  // Kineto's own span
+      used_threads.emplace(e.at("pid"), e.at("tid"));
       EXPECT_GE(e.at("dur").get<double>(), 0.0);
       EXPECT_GE(e.at("ts").get<double>(), 0.0);  // relative to the run's first record
       if (e.at("cat") == "kernel") kernels.push_back(&e);
@@ -174,9 +122,11 @@ TEST(ChromeExport, ProcessesThreadsAndFlowsAreThere) {
       EXPECT_TRUE(finishes.emplace(e.at("id").get<uint64_t>(), &e).second) << "one flow per id";
     }
   }
-  // One process for the CPU and one for GPU 0; every lane that has events has a name.
-  ASSERT_EQ(process_names.size(), 2u);
-  EXPECT_EQ(process_names.at(0).rfind("GPU 0", 0), 0u);
+  // The trace's own process and thread names (the CPU process and one per GPU device, as PyTorch
+  // wrote them); every lane that has events has a name.
+  EXPECT_EQ(process_names.size(), 17u);
+  EXPECT_EQ(process_names.at(402), "python3");
+  EXPECT_EQ(process_names.at(0), "python3");
   EXPECT_EQ(named_threads, used_threads);
 
   ASSERT_EQ(kernels.size(), 15u);

@@ -16,6 +16,7 @@ using fusionscope::interchange::InterchangeError;
 using fusionscope::interchange::parse_torch_trace;
 using fusionscope::interchange::read_torch_trace;
 using fusionscope::interchange::TorchTrace;
+using fusionscope::storage::RangeKind;
 namespace t = fusionscope::testing;
 
 // The message of the InterchangeError that parsing `bytes` throws ("" if none is thrown).
@@ -188,15 +189,24 @@ TEST(TorchImportErrors, BareEventArrayIsATrace) {
   EXPECT_EQ(trace.kernels.size(), 1u);
 }
 
-TEST(TorchImportErrors, UnknownCategoriesAndPhasesAreIgnoredNotSkipped) {
+TEST(TorchImportErrors, OtherCategoriesInstantsAndMetadataAreKeptOtherPhasesIgnored) {
   const TorchTrace trace = parse_torch_trace(
       trace_of(R"({"ph": "X", "cat": "python_function", "name": "f", "ts": 1, "dur": 1},
                   {"ph": "i", "name": "instant", "ts": 1},
                   {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "x"}},
-                  {"ph": "s", "cat": "fwdbwd", "id": 1, "ts": 1})"),
+                  {"ph": "s", "cat": "fwdbwd", "id": 1, "ts": 1},
+                  {"ph": "C", "name": "counter", "ts": 1, "args": {"v": 1}})"),
       "other.json");
-  EXPECT_EQ(trace.stats.ignored, 4u);
+  EXPECT_EQ(trace.stats.other_events, 1u);
+  EXPECT_EQ(trace.stats.instants, 1u);
+  EXPECT_EQ(trace.stats.metadata_events, 1u);
+  EXPECT_EQ(trace.stats.ignored, 2u);  // the fwdbwd flow and the counter
   EXPECT_EQ(trace.stats.skipped, 0u);
+  ASSERT_EQ(trace.ranges.size(), 2u);
+  EXPECT_EQ(trace.ranges[0].kind, RangeKind::kOther);
+  EXPECT_EQ(trace.str(trace.ranges[0].extra), R"({"cat": "python_function"})");
+  EXPECT_EQ(trace.ranges[1].kind, RangeKind::kInstant);
+  EXPECT_EQ(trace.ranges[1].start_ns, trace.ranges[1].end_ns);
 }
 
 TEST(TorchImportErrors, StringThreadIdsAreRenumbered) {
@@ -246,10 +256,10 @@ TEST(TorchImportErrors, FlowsFillAndCheckCorrelationIds) {
   EXPECT_EQ(warning_count(trace, "kernels without a launching API call in the trace"), 1u);
 }
 
-TEST(TorchImportErrors, UnusableBaseTimeKeepsTimesRelative) {
+TEST(TorchImportErrors, UnusableBaseTimeAfterTheEventsKeepsTimesRelative) {
   const TorchTrace trace =
-      parse_torch_trace(R"({"baseTimeNanoseconds": 9223372036854775000, "traceEvents": [)" +
-                            std::string(kGoodKernel) + "]}",
+      parse_torch_trace(R"({"traceEvents": [)" + std::string(kGoodKernel) +
+                            R"(], "baseTimeNanoseconds": 9223372036854775000})",
                         "base.json");
   ASSERT_EQ(trace.kernels.size(), 1u);
   EXPECT_EQ(trace.kernels[0].start_ns, 10500);
@@ -257,6 +267,21 @@ TEST(TorchImportErrors, UnusableBaseTimeKeepsTimesRelative) {
                           "baseTimeNanoseconds would overflow the event times: times kept "
                           "relative to the trace"),
             1u);
+}
+
+TEST(TorchImportErrors, ABaseTimeBeforeTheEventsSkipsTheEventsItWouldOverflow) {
+  // Read before the events, the base applies to each as it is read: one that would overflow is
+  // left out, the others keep their place on the trace's clock.
+  const TorchTrace trace = parse_torch_trace(
+      R"({"baseTimeNanoseconds": 9223372036854775000, "traceEvents": [)" +
+          std::string(kGoodKernel) +
+          R"(, {"ph": "X", "cat": "cuda_runtime", "name": "early", "pid": 1, "tid": 1,
+                "ts": 0.5, "dur": 0.1}]})",
+      "base.json");
+  EXPECT_TRUE(trace.kernels.empty());
+  ASSERT_EQ(trace.api_calls.size(), 1u);
+  EXPECT_EQ(trace.api_calls[0].start_ns, 9223372036854775500);
+  EXPECT_EQ(warning_count(trace, "skipped kernel: `ts` + baseTimeNanoseconds out of range"), 1u);
 }
 
 TEST(TorchImportErrors, HeaderOfTheWrongShapeIsTolerated) {

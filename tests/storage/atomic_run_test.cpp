@@ -130,6 +130,74 @@ TEST(StoreAtomicRuns, AKilledWritersRunReadsInterruptedAndKeepsItsRecords) {
   EXPECT_EQ(testing::raw_int(path, "SELECT state FROM runs"), 2);
 }
 
+TEST(StoreAtomicRuns, AWholeOrNothingRunIsListedOnlyOnceCommitted) {
+  const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
+  SessionStore store = SessionStore::create(path, SessionInfo{});
+  const int64_t kept = testing::add_run(store, testing::sample_run("kept"));
+  RunWriter run(store, testing::sample_run("import"), RunWriter::Visibility::kWhenComplete);
+  EXPECT_GT(run.id(), kept);
+  run.add_kernels(kernels(store, 100, "k"));
+  RunInfo info = run.info();
+  info.name = "renamed while written";
+  run.set_info(info);
+  SessionStore other = SessionStore::open(path);
+  for (const SessionStore* s : {&store, &other}) {
+    ASSERT_EQ(s->runs().size(), 1u);
+    EXPECT_EQ(s->runs()[0].id, kept);
+    EXPECT_FALSE(s->run(run.id()).has_value());
+    EXPECT_THROW(s->load_run(run.id()), StoreError);
+  }
+  EXPECT_THROW(store.rename_run(run.id(), "x"), StoreError);
+  run.commit();
+  const RunData d = SessionStore::open(path).load_run(run.id());
+  EXPECT_EQ(d.info.name, "renamed while written");
+  EXPECT_EQ(d.info.state, RunState::kComplete);
+  EXPECT_EQ(d.info.integrity, Integrity::kVerified);
+  EXPECT_EQ(d.kernels.size(), 100u);
+  EXPECT_EQ(store.runs().size(), 2u);
+}
+
+TEST(StoreAtomicRuns, AKilledWholeOrNothingWriterLeavesNoRun) {
+  const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
+  int64_t kept = 0;
+  {
+    SessionStore store = SessionStore::create(path, SessionInfo{});
+    kept = testing::add_run(store, testing::sample_run("kept"), testing::sample_records(store));
+  }
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    SessionStore store = SessionStore::open(path, OpenMode::kReadWrite);
+    RunWriter run(store, testing::sample_run("killed"), RunWriter::Visibility::kWhenComplete);
+    run.add_kernels(kernels(store, 500, "k"));
+    const char byte = 1;
+    if (::write(ready[1], &byte, 1) != 1) ::_exit(3);
+    ::pause();  // killed here, before commit
+    ::_exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  EXPECT_EQ(testing::raw_int(path, "SELECT count(*) FROM runs"), 2);  // left in the file...
+  {
+    SessionStore reader = SessionStore::open(path);  // ... but never shown
+    ASSERT_EQ(reader.runs().size(), 1u);
+    EXPECT_EQ(reader.runs()[0].id, kept);
+    EXPECT_EQ(reader.load_run(kept).info.integrity, Integrity::kVerified);
+  }
+  // A read-write open removes it and its records.
+  { SessionStore::open(path, OpenMode::kReadWrite); }
+  EXPECT_EQ(testing::raw_int(path, "SELECT count(*) FROM runs"), 1);
+  EXPECT_EQ(testing::raw_int(path, "SELECT count(*) FROM kernels"), 2);
+  EXPECT_EQ(SessionStore::open(path).load_run(kept).info.integrity, Integrity::kVerified);
+}
+
 TEST(StoreAtomicRuns, TwoWritersOfOneProcessInterleave) {
   const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
   SessionStore a = SessionStore::create(path, SessionInfo{});

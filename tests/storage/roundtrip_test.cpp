@@ -108,6 +108,16 @@ TEST(StoreRoundTrip, EveryTableSurvivesReopen) {
   ASSERT_EQ(d.processes.size(), 1u);
   EXPECT_EQ(d.process_name(4242), "python3 train.py");
   EXPECT_EQ(d.process_name(1), "");
+  ASSERT_EQ(d.threads.size(), 2u);
+  EXPECT_EQ(d.thread_name(4242, 7), "data loader");  // sorted by (pid, thread)
+  EXPECT_EQ(d.thread_name(4242, 4242), "thread 4242 (python3)");
+  EXPECT_EQ(d.thread_name(4242, 8), "");
+  ASSERT_EQ(d.extras.size(), 2u);
+  EXPECT_EQ(d.extras[0].key, "chrome.header");
+  ASSERT_NE(d.extra("chrome.metadata"), nullptr);
+  EXPECT_EQ(*d.extra("chrome.metadata"), "[]");
+  EXPECT_EQ(d.extra("nothing"), nullptr);
+  EXPECT_EQ(d.str(d.memops[0].extra), R"j({"name": "Memcpy DtoH (Device -> Pageable)"})j");
   EXPECT_EQ(d.gpu_lanes.at(0).pid, 4242u);
   EXPECT_EQ(d.cpu_lanes.at(0).pid, 4242u);
   EXPECT_EQ(d.begin_ns, 1'000'000);

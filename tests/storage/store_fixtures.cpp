@@ -61,7 +61,12 @@ SampleRecords sample_records(SessionStore& store, int64_t base_ns) {
   k.static_smem = 1024;
   k.dynamic_smem = 232448;
   k.pid = 4242;
+  // Version 4's fields on the first of each kind; the second keeps their defaults.
+  k.external_id = (int64_t{1} << 40) + 1034;
+  k.extra = store.intern(R"({"args": {"queued": 0, "context": 1, "blocks per SM": 1.0}})");
   r.kernels.push_back(k);
+  k.external_id = 0;
+  k.extra = kNoString;
   k.start_ns = base_ns + 1000;
   k.end_ns = base_ns + 1200;
   k.correlation_id = 43;
@@ -81,6 +86,8 @@ SampleRecords sample_records(SessionStore& store, int64_t base_ns) {
   a.name = store.intern("cuLaunchKernelEx");
   a.domain = ApiDomain::kDriver;
   a.pid = 4242;
+  a.external_id = 1034;
+  a.extra = store.intern(R"({"args": {"cbid": 652}})");
   r.api_calls.push_back(a);
 
   RangeRecord g;
@@ -95,6 +102,9 @@ SampleRecords sample_records(SessionStore& store, int64_t base_ns) {
   g.end_ns = base_ns + 40;
   g.name = op;
   g.kind = RangeKind::kUserAnnotation;
+  g.external_id = 1026;
+  g.extra = store.intern(R"({"args": {"Record function id": 0}})");
+  g.event_index = 1;
   r.ranges.push_back(g);
 
   MemopRecord m;
@@ -107,6 +117,8 @@ SampleRecords sample_records(SessionStore& store, int64_t base_ns) {
   m.kind = MemopKind::kMemcpy;
   m.copy_kind = CopyKind::kDtoH;
   m.pid = 4242;
+  m.external_id = 1044;
+  m.extra = store.intern(R"j({"name": "Memcpy DtoH (Device -> Pageable)"})j");
   r.memops.push_back(m);
 
   KernelMetricRecord km;
@@ -131,7 +143,15 @@ void insert_all(RunWriter& run, const SampleRecords& r) {
   run.add_memops(r.memops);
   run.add_kernel_metrics(r.kernel_metrics);
   run.add_samples(r.samples);
-  if (!r.kernels.empty()) run.add_process(4242, "python3 train.py");
+  if (!r.kernels.empty()) {
+    run.add_process(4242, "python3 train.py");
+    SessionStore& store = run.store();
+    const ThreadRecord threads[] = {{4242, 4242, store.intern("thread 4242 (python3)")},
+                                    {4242, 7, store.intern("data loader")}};
+    run.add_threads(threads);
+    run.set_extra("chrome.header", R"({"schemaVersion": 1, "trace_id": "C31A"})");
+    run.set_extra("chrome.metadata", "[]");
+  }
 }
 
 int64_t add_run(SessionStore& store, const RunInfo& info, const SampleRecords& r) {

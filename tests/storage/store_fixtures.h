@@ -22,7 +22,8 @@ struct SampleRecords {
   std::vector<SampleRecord> samples;
 };
 SampleRecords sample_records(SessionStore& store, int64_t base_ns = 1'000'000);
-// Adds every record through `run` (and names process 4242 "python3 train.py").
+// Adds every record through `run` (and names process 4242 "python3 train.py" and two of its
+// threads, and keeps two texts with the run).
 void insert_all(RunWriter& run, const SampleRecords& r);
 // A complete run: begun, filled with `r`, committed. Returns its id.
 int64_t add_run(SessionStore& store, const RunInfo& info, const SampleRecords& r = {});

@@ -31,6 +31,10 @@ const char* kind_name(storage::RangeKind k) {
       return "synchronization wait";
     case storage::RangeKind::kTracerOverhead:
       return "tracer overhead";
+    case storage::RangeKind::kInstant:
+      return "instant event";
+    case storage::RangeKind::kOther:
+      return "trace event";
     default:
       return "range";
   }

@@ -67,12 +67,17 @@ void run_import(ImportJob& j) {
   };
   bool created = false;
   try {
-    const interchange::TorchTrace trace = interchange::read_torch_trace(j.trace, options);
-    storage::SessionInfo info = trace.session;
+    // Read and written at once; the run appears only when complete.
+    storage::SessionInfo info;
     info.name = j.session.stem().string();
     auto store = storage::SessionStore::create(j.session, info);
     created = true;
-    interchange::write_torch_trace(store, trace, {}, options);
+    const interchange::ImportResult result =
+        interchange::import_torch_trace(j.trace, store, {}, options);
+    info = result.trace.session;
+    info.name = j.session.stem().string();
+    if (info.created_utc.empty()) info.created_utc = store.session().created_utc;
+    store.update_session(info);
   } catch (const interchange::ImportCancelled&) {
     std::lock_guard lock(j.mutex);
     j.cancelled = true;

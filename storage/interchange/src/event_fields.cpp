@@ -29,7 +29,7 @@ simdjson::error_code read_value(simdjson::ondemand::value v, FieldValue& out,
   switch (type) {
     case json_type::number: {
       raw = trim_right(v.raw_json_token());
-      out = {JsonKind::kNumber, raw};
+      out = {JsonKind::kNumber, raw, raw};
       return simdjson::SUCCESS;
     }
     case json_type::string: {
@@ -37,14 +37,14 @@ simdjson::error_code read_value(simdjson::ondemand::value v, FieldValue& out,
       std::string_view text;
       if (auto e = v.get_string().get(text)) return e;
       raw = trim_right(token);
-      out = {JsonKind::kString, text};
+      out = {JsonKind::kString, text, raw};
       return simdjson::SUCCESS;
     }
     case json_type::boolean: {
       bool b = false;
       if (auto e = v.get_bool().get(b)) return e;
       raw = b ? "true" : "false";
-      out = {JsonKind::kBool, raw};
+      out = {JsonKind::kBool, raw, raw};
       return simdjson::SUCCESS;
     }
     case json_type::null: {
@@ -52,7 +52,7 @@ simdjson::error_code read_value(simdjson::ondemand::value v, FieldValue& out,
       if (auto e = v.is_null().get(is_null)) return e;
       if (!is_null) return simdjson::INCORRECT_TYPE;
       raw = "null";
-      out = {JsonKind::kNull, raw};
+      out = {JsonKind::kNull, raw, raw};
       return simdjson::SUCCESS;
     }
     case json_type::array: {
@@ -60,7 +60,7 @@ simdjson::error_code read_value(simdjson::ondemand::value v, FieldValue& out,
       if (auto e = v.get_array().get(a)) return e;
       if (auto e = a.raw_json().get(raw)) return e;
       raw = trim_right(raw);
-      out = {JsonKind::kArray, raw};
+      out = {JsonKind::kArray, raw, raw};
       return simdjson::SUCCESS;
     }
     case json_type::object: {
@@ -68,7 +68,7 @@ simdjson::error_code read_value(simdjson::ondemand::value v, FieldValue& out,
       if (auto e = v.get_object().get(o)) return e;
       if (auto e = o.raw_json().get(raw)) return e;
       raw = trim_right(raw);
-      out = {JsonKind::kObject, raw};
+      out = {JsonKind::kObject, raw, raw};
       return simdjson::SUCCESS;
     }
   }
@@ -163,6 +163,7 @@ std::string EventReader::read(std::string_view text, EventFields& out) {
   out.ph = out.cat = out.name = out.pid = out.tid = out.ts = out.dur = out.id = out.scope =
       out.args = FieldValue{};
   out.arg_members.clear();
+  out.members.clear();
   simdjson::ondemand::document doc;
   if (auto e = parser_.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING)
                    .get(doc)) {
@@ -186,7 +187,7 @@ std::string EventReader::read(std::string_view text, EventFields& out) {
       }
       simdjson::ondemand::object args;
       if (auto e = v.get_object().get(args)) return why(e);
-      out.args = {JsonKind::kObject, {}};
+      out.args = {JsonKind::kObject, {}, {}};
       for (auto arg : args) {
         simdjson::ondemand::field af;
         if (auto e = std::move(arg).get(af)) return why(e);
@@ -197,9 +198,12 @@ std::string EventReader::read(std::string_view text, EventFields& out) {
       }
       continue;
     }
-    if (FieldValue* slot = slot_of(out, key)) {
-      if (auto e = read_value(field.value(), *slot, raw)) return why(e);
-    }
+    ArgMember m;
+    m.key = key;
+    if (auto e = read_value(field.value(), m.value, m.raw)) return why(e);
+    // A repeated member: the last one counts, as in most JSON readers.
+    if (FieldValue* slot = slot_of(out, key)) *slot = m.value;
+    out.members.push_back(m);
   }
   return {};
 }

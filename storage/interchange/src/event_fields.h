@@ -20,6 +20,7 @@ enum class JsonKind : uint8_t { kAbsent, kNumber, kString, kBool, kNull, kArray,
 struct FieldValue {
   JsonKind kind = JsonKind::kAbsent;
   std::string_view text;  // a number's token, a string's unescaped text, else the raw JSON
+  std::string_view raw;   // the value's JSON text as written (a string with its quotes)
   bool present() const { return kind != JsonKind::kAbsent; }
 };
 
@@ -33,6 +34,8 @@ struct EventFields {
   FieldValue ph, cat, name, pid, tid, ts, dur, id, scope;
   FieldValue args;  // kObject when args is an object
   std::vector<ArgMember> arg_members;
+  // Every top-level member but `args`, in the order written (the ones above included).
+  std::vector<ArgMember> members;
 };
 
 // A number token, read without losing its integer precision.

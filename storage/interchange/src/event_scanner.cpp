@@ -301,11 +301,14 @@ void EventScanner::scan_root_object(ScanSink& sink) {
     } else {
       ValueState st;
       bool kept = false;
-      const bool wanted = is_header_key(key);
-      const uint64_t n = take_value(wanted ? kMaxHeaderValueBytes : 0, kept, st);
+      // Every top-level member is handed over (the export writes them back); one past
+      // kMaxHeaderValueBytes is passed over without being kept.
+      const uint64_t n = take_value(kMaxHeaderValueBytes, kept, st);
       if (kept) {
         sink.on_header(key, std::string_view(buf_.data() + pos_, n));
         pos_ += n;
+      } else {
+        sink.on_oversized_header(key, n);
       }
     }
     c = peek_token();

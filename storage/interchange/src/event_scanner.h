@@ -1,9 +1,9 @@
 // Splits a Chrome trace's JSON text, as it streams in, into the pieces the importer parses one by
 // one: each entry of the `traceEvents` array (an object's bytes, handed over whole), and the
-// top-level members worth keeping (deviceProperties, versions, ...). It checks the structure
-// around the events (separators, nesting, strings and their escapes, where the text ends) and
-// keeps only the entry being split: an entry past kMaxEventBytes, or an unknown top-level member
-// of any size, is passed over without being kept. Both Chrome forms are accepted:
+// other top-level members (deviceProperties, versions, ...). It checks the structure around the
+// events (separators, nesting, strings and their escapes, where the text ends) and keeps only the
+// entry being split: an entry past kMaxEventBytes, or a top-level member past
+// kMaxHeaderValueBytes, is passed over without being kept. Both Chrome forms are accepted:
 // {"traceEvents": [...], ...} and a bare array of events.
 #pragma once
 
@@ -35,13 +35,15 @@ class ScanSink {
   virtual void on_non_object_event() = 0;
   // An entry longer than kMaxEventBytes; it was passed over.
   virtual void on_oversized_event(uint64_t bytes) = 0;
-  // A top-level member the importer reads (its key is one of is_header_key's), as JSON text.
+  // A top-level member other than traceEvents, as JSON text.
   virtual void on_header(std::string_view key, std::string_view json_text) = 0;
+  // A top-level member longer than kMaxHeaderValueBytes; it was passed over.
+  virtual void on_oversized_header(std::string_view /*key*/, uint64_t /*bytes*/) {}
   // Called after each chunk of input, for progress and cancellation.
   virtual void on_chunk() {}
 };
 
-// True for the top-level members the importer keeps.
+// True for the top-level members the importer reads (the others it only keeps as written).
 bool is_header_key(std::string_view key);
 
 class EventScanner {

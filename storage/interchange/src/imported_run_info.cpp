@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trace_run_writer.h"
+
 namespace fusionscope::interchange::detail {
 
 storage::RunInfo imported_run_info(const TorchTrace& trace, const WriteOptions& options) {
@@ -27,6 +29,16 @@ storage::RunInfo imported_run_info(const TorchTrace& trace, const WriteOptions& 
   if (!trace.trace_id.empty()) config["trace_id"] = trace.trace_id;
   run.config_json = config.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return run;
+}
+
+RunEnding run_ending(const TorchTrace& trace, const WriteOptions& options) {
+  RunEnding end;
+  end.info = imported_run_info(trace, options);
+  end.session = trace.session;
+  for (const auto& p : trace.processes) end.processes.emplace_back(p.pid, trace.str(p.name));
+  end.threads = trace.threads;
+  end.extras = trace.extras;
+  return end;
 }
 
 }  // namespace fusionscope::interchange::detail

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string_view>
 
+#include "chrome_form.h"
 #include "fusionscope/interchange/interchange_error.h"
 #include "json_fields.h"
 #include "trace_facts.h"
@@ -91,6 +92,36 @@ const char* category_words(Category c) {
   return "event";
 }
 
+// The category the exporter writes for records of `c` (so the importer need not keep it).
+const char* written_category(Category c) {
+  switch (c) {
+    case Category::kKernel:
+      return "kernel";
+    case Category::kMemset:
+      return "gpu_memset";
+    case Category::kMemcpy:
+      return "gpu_memcpy";
+    case Category::kRuntime:
+      return "cuda_runtime";
+    case Category::kDriver:
+      return "cuda_driver";
+    case Category::kCpuOp:
+      return "cpu_op";
+    case Category::kUserAnnotation:
+      return "user_annotation";
+    case Category::kGpuAnnotation:
+      return "gpu_user_annotation";
+    case Category::kSync:
+      return "cpu_sync";
+    case Category::kTracerOverhead:
+      return "tracer_overhead";
+    case Category::kNvtx:   // written as ProfilerStep, cpu_op or user_annotation by its name
+    case Category::kOther:  // written from the record's extra object
+      break;
+  }
+  return nullptr;
+}
+
 // "Memcpy HtoD (Pageable -> Device)" -> kHtoD.
 CopyKind copy_kind_of(std::string_view name) {
   if (name.find("HtoD") != std::string_view::npos) return CopyKind::kHtoD;
@@ -157,21 +188,35 @@ std::optional<uint32_t> as_u32(const FieldValue& v) {
   return static_cast<uint32_t>(*u);
 }
 
-const FieldValue& arg(const EventFields& e, std::string_view key) {
-  static const FieldValue kAbsent;
-  for (const auto& m : e.arg_members) {
-    if (m.key == key) return m.value;
-  }
-  return kAbsent;
+// A 32-bit id written as the exporter writes it (plain digits).
+std::optional<uint32_t> as_canonical_u32(const FieldValue& v) {
+  if (v.kind != Kind::kNumber || !is_canonical_unsigned(v.raw)) return std::nullopt;
+  return as_u32(v);
 }
 
-// [x, y, z] of non-negative 32-bit integers, from the array's JSON text.
-std::optional<storage::Dim3> as_dim3(const FieldValue& v) {
+// An int64 written as plain digits, optionally negative; nullopt otherwise.
+std::optional<int64_t> as_canonical_i64(const FieldValue& v) {
+  if (v.kind != Kind::kNumber || !is_canonical_integer(v.raw)) return std::nullopt;
+  const auto n = parse_json_number(v.text);
+  if (!n || !n->integral) return std::nullopt;
+  if (n->negative) {
+    if (n->magnitude > uint64_t{1} << 63) return std::nullopt;
+    return static_cast<int64_t>(0 - n->magnitude);
+  }
+  if (n->magnitude > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return std::nullopt;
+  return static_cast<int64_t>(n->magnitude);
+}
+
+// [x, y, z] of non-negative 32-bit integers, from the array's JSON text. `canonical` tells
+// whether each was written as plain digits.
+std::optional<storage::Dim3> as_dim3(const FieldValue& v, bool* canonical = nullptr) {
   if (v.kind != Kind::kArray) return std::nullopt;
   std::string_view t = v.text;
   if (t.size() < 2 || t.front() != '[' || t.back() != ']') return std::nullopt;
   t = t.substr(1, t.size() - 2);
   uint32_t out[3] = {};
+  bool plain = true;
   for (int i = 0; i < 3; ++i) {
     const size_t comma = i < 2 ? t.find(',') : t.size();
     if (comma == std::string_view::npos) return std::nullopt;
@@ -184,11 +229,13 @@ std::optional<storage::Dim3> as_dim3(const FieldValue& v) {
                              item.back() == '\r')) {
       item.remove_suffix(1);
     }
-    const auto u = as_u32(FieldValue{Kind::kNumber, item});
+    const auto u = as_u32(FieldValue{Kind::kNumber, item, item});
     if (!u) return std::nullopt;
+    plain = plain && is_canonical_unsigned(item);
     out[i] = *u;
     t = comma < t.size() ? t.substr(comma + 1) : std::string_view();
   }
+  if (canonical != nullptr) *canonical = plain;
   return storage::Dim3{out[0], out[1], out[2]};
 }
 
@@ -237,14 +284,45 @@ void TorchTraceBuilder::on_oversized_event(uint64_t /*bytes*/) {
 }
 
 void TorchTraceBuilder::on_header(std::string_view key, std::string_view json_text) {
-  try {
-    header_[std::string(key)] = json::parse(json_text);
-  } catch (const json::exception&) {
-    note("top-level `" + std::string(key) + "` is not valid JSON (ignored)");
+  if (key == "fusionscope" || is_header_key(key)) {
+    try {
+      header_[std::string(key)] = json::parse(json_text);
+    } catch (const json::exception&) {
+      note("top-level `" + std::string(key) + "` is not valid JSON (ignored)");
+    }
   }
+  // The time base, when it comes before the events, puts each record on the trace's clock as it
+  // is read.
+  if (key == "baseTimeNanoseconds" && !events_begun_) {
+    if (const auto base =
+            as_unsigned(member(header_, "baseTimeNanoseconds"), static_cast<uint64_t>(INT64_MAX))) {
+      base_known_ = true;
+      base_ns_ = static_cast<int64_t>(*base);
+    }
+  }
+  // Everything but our own description is kept as written, for the export.
+  if (key == "fusionscope") return;
+  if (header_bytes_ + json_text.size() > kMaxKeptHeaderBytes) {
+    note("top-level members past " + std::to_string(kMaxKeptHeaderBytes >> 20) +
+         " MiB in all were not kept");
+    return;
+  }
+  header_bytes_ += key.size() + json_text.size();
+  header_members_.emplace_back(std::string(key), std::string(json_text));
+}
+
+void TorchTraceBuilder::on_oversized_header(std::string_view key, uint64_t /*bytes*/) {
+  note("top-level `" + std::string(key) + "` longer than " +
+       std::to_string(kMaxHeaderValueBytes >> 20) + " MiB was not kept");
+}
+
+storage::StringId TorchTraceBuilder::extra_id() {
+  view_.write_extra(extra_);
+  return extra_.empty() ? storage::kNoString : intern(extra_.text());
 }
 
 void TorchTraceBuilder::on_event(std::string_view text) {
+  events_begun_ = true;
   ++out_.stats.events;
   const std::string error = reader_.read(text, fields_);
   if (!error.empty()) {
@@ -269,47 +347,70 @@ void TorchTraceBuilder::on_event(std::string_view text) {
     skip("skipped event: no `ph` (phase) string");
     return;
   }
+  view_.reset(e);
   if (*ph == "X") {
     complete_event(e);
   } else if (*ph == "s" || *ph == "f") {
     flow_event(e, *ph == "s");
+  } else if (*ph == "i" || *ph == "I") {
+    instant_event(e);
+  } else if (*ph == "M") {
+    metadata_event(text);
   } else {
-    ++out_.stats.ignored;  // metadata, instants, counters: nothing the session stores
+    ++out_.stats.ignored;  // counters, async and duration begin/end events, ...
   }
 }
 
-std::optional<uint32_t> TorchTraceBuilder::cpu_thread(const FieldValue& tid) {
+std::optional<uint32_t> TorchTraceBuilder::cpu_thread(const FieldValue& tid, bool say_so) {
   if (auto t = as_u32(tid)) return t;
   if (tid.kind != Kind::kNumber && tid.kind != Kind::kString) return std::nullopt;
-  // Thread ids that are strings or wider than 32 bits get stable stand-ins.
+  // Thread ids that are strings or wider than 32 bits get stand-ins from 2^31 up, made from
+  // their text (FNV-1a), so that a trace read again, in any order, gives each the same one.
   const std::string key = (tid.kind == Kind::kString ? "s:" : "n:") + std::string(tid.text);
   const auto it = renumbered_threads_.find(key);
   if (it != renumbered_threads_.end()) return it->second;
-  const auto id = 0x80000000u + static_cast<uint32_t>(renumbered_threads_.size());
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : key) hash = (hash ^ c) * 16777619u;
+  uint32_t id = 0x80000000u | hash;
+  while (taken_stand_ins_.contains(id)) id = 0x80000000u | (id + 1);  // a collision: rare
+  taken_stand_ins_.insert(id);
   renumbered_threads_.emplace(key, id);
-  note("CPU thread ids that are not 32-bit integers were renumbered from 2147483648");
+  if (say_so) note("CPU thread ids that are not 32-bit integers were renumbered from 2147483648");
   return id;
 }
 
-void TorchTraceBuilder::count_input_types(const EventFields& event) {
-  for (const auto& m : event.arg_members) {
-    if (m.key != "Input type" || m.value.kind != Kind::kArray) continue;
-    // Counted per distinct text: operators repeat the same inputs step after step.
-    ++input_type_texts_[std::string(m.raw)];
+void TorchTraceBuilder::cpu_place(uint32_t& pid, uint32_t& thread, bool& ok, bool interpreted) {
+  const EventFields& f = view_.fields();
+  ok = true;
+  pid = 0;
+  if (const auto p = as_canonical_u32(f.pid)) {
+    pid = *p;
+    view_.consume(TopKey::kPid);
   }
+  // Lanes of events fusionscope does not interpret (Kineto's own "Spans", "Traces") are often
+  // named by text: renumbering them is expected, not worth a warning.
+  const auto t = cpu_thread(f.tid, interpreted);
+  if (!t) {
+    ok = false;
+    return;
+  }
+  thread = *t;
+  if (as_canonical_u32(f.tid) == thread) view_.consume(TopKey::kTid);
+}
+
+void TorchTraceBuilder::count_input_types(const FieldValue& input_type) {
+  if (input_type.kind != Kind::kArray) return;
+  // Counted per distinct text: operators repeat the same inputs step after step.
+  ++input_type_texts_[std::string(input_type.raw)];
 }
 
 void TorchTraceBuilder::complete_event(const EventFields& f) {
   const auto cat_text = as_string(f.cat);
   const Category category = cat_text ? classify(*cat_text) : Category::kOther;
-  if (category == Category::kOther) {
-    ++out_.stats.ignored;  // python functions, profiler spans, overhead, ...
-    return;
-  }
-  const std::string what = category_words(category);
+  const std::string_view what = category == Category::kOther ? "event" : category_words(category);
   const auto name = as_string(f.name);
-  if (!name) {
-    skip("skipped " + what + ": no `name` string");
+  if (!name && category != Category::kOther) {
+    skip("skipped " + std::string(what) + ": no `name` string");
     return;
   }
   int64_t ts = 0, dur = 0;
@@ -317,50 +418,80 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
     case TimeStatus::kOk:
       break;
     case TimeStatus::kMissing:
-      skip("skipped " + what + ": no `ts`");
+      skip("skipped " + std::string(what) + ": no `ts`");
       return;
     case TimeStatus::kNotNumber:
-      skip("skipped " + what + ": `ts` is not a number");
+      skip("skipped " + std::string(what) + ": `ts` is not a number");
       return;
     case TimeStatus::kOutOfRange:
     case TimeStatus::kOverflow:
-      skip("skipped " + what + ": `ts` out of range");
+      skip("skipped " + std::string(what) + ": `ts` out of range");
       return;
   }
   switch (read_time(f.dur, dur)) {
     case TimeStatus::kOk:
       break;
     case TimeStatus::kMissing:
-      skip("skipped " + what + ": no `dur`");
+      skip("skipped " + std::string(what) + ": no `dur`");
       return;
     case TimeStatus::kNotNumber:
-      skip("skipped " + what + ": `dur` is not a number");
+      skip("skipped " + std::string(what) + ": `dur` is not a number");
       return;
     case TimeStatus::kOutOfRange:
     case TimeStatus::kOverflow:
-      skip("skipped " + what + ": `dur` out of range");
+      skip("skipped " + std::string(what) + ": `dur` out of range");
       return;
   }
   if (dur < 0) {
-    skip("skipped " + what + ": `dur` is negative");
+    skip("skipped " + std::string(what) + ": `dur` is negative");
     return;
   }
-  const auto end = checked_add(ts, dur);
+  auto end = checked_add(ts, dur);
   if (!end) {
-    skip("skipped " + what + ": `ts` + `dur` out of range");
+    skip("skipped " + std::string(what) + ": `ts` + `dur` out of range");
     return;
+  }
+  if (base_known_) {
+    const auto start = checked_add(ts, base_ns_);
+    const auto shifted_end = checked_add(*end, base_ns_);
+    if (!start || !shifted_end) {
+      skip("skipped " + std::string(what) + ": `ts` + baseTimeNanoseconds out of range");
+      return;
+    }
+    ts = *start;
+    end = shifted_end;
   }
   if (f.args.present() && f.args.kind != Kind::kObject) {
-    note(what + " events whose `args` is not an object (read as empty)");
+    note(std::string(what) + " events whose `args` is not an object (read as empty)");
   }
+
+  // What the exporter writes back unchanged need not be kept. (The name: below, by kind.)
+  view_.consume_if(TopKey::kPh, "\"X\"");
+  if (const char* cat = written_category(category); cat != nullptr && cat_text == cat) {
+    view_.consume(TopKey::kCat);
+  }
+  if (is_exact_micros(f.ts.raw)) view_.consume(TopKey::kTs);
+  if (is_exact_micros(f.dur.raw)) view_.consume(TopKey::kDur);
+  int64_t external_id = 0;
+  if (const auto id = as_canonical_i64(view_.arg(ArgKey::kExternalId)); id && *id != 0) {
+    external_id = *id;
+    view_.consume(ArgKey::kExternalId);
+  }
+  // Plain integer args the exporter writes from a column.
+  auto take_u32 = [this](ArgKey key) -> std::optional<uint32_t> {
+    const FieldValue& v = view_.arg(key);
+    const auto value = as_u32(v);
+    if (value && is_canonical_unsigned(v.raw)) view_.consume(key);
+    return value;
+  };
 
   // Correlation ids are 32-bit in CUPTI; anything else is unusable for linking.
   uint32_t correlation = 0;
-  if (const FieldValue& c = arg(f, "correlation"); c.present()) {
-    if (auto id = as_u32(c)) {
+  if (view_.arg(ArgKey::kCorrelation).present()) {
+    if (auto id = take_u32(ArgKey::kCorrelation)) {
       correlation = *id;
     } else {
-      note(what + " events with an unusable `args.correlation` (not a 32-bit id)");
+      note(std::string(what) + " events with an unusable `args.correlation` (not a 32-bit id)");
     }
   }
 
@@ -368,14 +499,18 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
     case Category::kKernel:
     case Category::kMemset:
     case Category::kMemcpy: {
-      auto device = as_u32(arg(f, "device"));
+      auto device = take_u32(ArgKey::kDevice);
       if (!device) device = as_u32(f.pid);
-      auto stream = as_u32(arg(f, "stream"));
+      auto stream = take_u32(ArgKey::kStream);
       if (!stream) stream = as_u32(f.tid);
       if (!device || !stream) {
-        skip("skipped " + what + ": no device and stream (neither in `args` nor `pid`/`tid`)");
+        skip("skipped " + std::string(what) +
+             ": no device and stream (neither in `args` nor `pid`/`tid`)");
         return;
       }
+      // GPU events are written under their device and stream, as PyTorch writes them.
+      if (as_canonical_u32(f.pid) == device) view_.consume(TopKey::kPid);
+      if (as_canonical_u32(f.tid) == stream) view_.consume(TopKey::kTid);
       if (category == Category::kKernel) {
         storage::KernelRecord k;
         k.start_ns = ts;
@@ -383,32 +518,56 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
         k.device = *device;
         k.stream = *stream;
         k.correlation_id = correlation;
-        // Our own exports write kernel names demangled and keep the mangled one in args.
-        const FieldValue& mangled = arg(f, "mangled name");
-        k.name = intern(mangled.kind == Kind::kString ? mangled.text : *name);
-        for (const char* key : {"grid", "block"}) {
-          const FieldValue& v = arg(f, key);
-          const auto dim = as_dim3(v);
+        k.external_id = external_id;
+        // Our own exports write kernel names demangled and keep the mangled one in args; the
+        // name is written back demangled from it, so it need not be kept when it is that.
+        const FieldValue& mangled = view_.arg(ArgKey::kMangledName);
+        if (mangled.kind == Kind::kString) {
+          k.name = intern(mangled.text);
+          view_.consume(ArgKey::kMangledName);
+          auto [it, added] = demangled_names_.try_emplace(k.name, storage::kNoString);
+          if (added) it->second = intern(demangled(std::string(mangled.text)));
+          if (out_.str(it->second) == *name) view_.consume(TopKey::kName);
+        } else {
+          k.name = intern(*name);
+          // A mangled name is written demangled, with the name itself in args.
+          if (!name->starts_with("_Z")) view_.consume(TopKey::kName);
+        }
+        for (const ArgKey key : {ArgKey::kGrid, ArgKey::kBlock}) {
+          const FieldValue& v = view_.arg(key);
+          bool canonical = false;
+          const auto dim = as_dim3(v, &canonical);
           if (v.present() && !dim) {
-            note(std::string("kernels whose `args.") + key +
+            note(std::string("kernels whose `args.") + (key == ArgKey::kGrid ? "grid" : "block") +
                  "` is not three non-negative integers (read as 1,1,1)");
           }
-          if (dim) (std::string_view(key) == "grid" ? k.grid : k.block) = *dim;
+          if (dim) {
+            (key == ArgKey::kGrid ? k.grid : k.block) = *dim;
+            if (canonical) view_.consume(key);
+          }
         }
-        k.registers = as_u32(arg(f, "registers per thread")).value_or(0);
-        const auto static_smem = as_u32(arg(f, "static shared memory"));
-        const auto dynamic_smem = as_u32(arg(f, "dynamic shared memory"));
+        k.registers = take_u32(ArgKey::kRegisters).value_or(0);
+        const FieldValue& shared_v = view_.arg(ArgKey::kSharedMemory);
+        const auto static_smem = take_u32(ArgKey::kStaticSmem);
+        const auto dynamic_smem = take_u32(ArgKey::kDynamicSmem);
         if (static_smem || dynamic_smem) {
           k.static_smem = static_smem.value_or(0);
           k.dynamic_smem = dynamic_smem.value_or(0);
+          // Written back as their sum.
+          if (as_canonical_u32(shared_v).has_value() &&
+              as_unsigned(shared_v) == uint64_t{k.static_smem} + k.dynamic_smem) {
+            view_.consume(ArgKey::kSharedMemory);
+          }
         } else {
           // Kineto writes static + dynamic as one figure; kernels that need much shared memory
           // ask for it dynamically, so the sum is kept as the dynamic part.
-          k.dynamic_smem = as_u32(arg(f, "shared memory")).value_or(0);
+          k.dynamic_smem = take_u32(ArgKey::kSharedMemory).value_or(0);
         }
-        if (const FieldValue& op = arg(f, "op"); op.kind == Kind::kString) {
+        if (const FieldValue& op = view_.arg(ArgKey::kOp); op.kind == Kind::kString) {
           explicit_ops_.emplace_back(out_.kernels.size(), intern(op.text));
+          view_.consume(ArgKey::kOp);
         }
+        k.extra = extra_id();
         out_.kernels.push_back(k);
         ++out_.stats.kernels;
       } else {
@@ -418,7 +577,12 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
         m.device = *device;
         m.stream = *stream;
         m.correlation_id = correlation;
-        m.bytes = as_unsigned(arg(f, "bytes")).value_or(0);
+        m.external_id = external_id;
+        const FieldValue& bytes = view_.arg(ArgKey::kBytes);
+        if (const auto b = as_unsigned(bytes)) {
+          m.bytes = *b;
+          if (is_canonical_unsigned(bytes.raw)) view_.consume(ArgKey::kBytes);
+        }
         if (category == Category::kMemset) {
           m.kind = MemopKind::kMemset;
           ++out_.stats.memsets;
@@ -427,24 +591,30 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
           m.copy_kind = copy_kind_of(*name);
           ++out_.stats.memcpys;
         }
+        // The exporter names memory operations by their kind; a name that says more is kept.
+        if (*name == memop_event_name(m.kind, m.copy_kind)) view_.consume(TopKey::kName);
+        m.extra = extra_id();
         out_.memops.push_back(m);
       }
       return;
     }
     case Category::kRuntime:
     case Category::kDriver: {
-      const auto thread = cpu_thread(f.tid);
-      if (!thread) {
-        skip("skipped " + what + ": no `tid`");
+      storage::ApiCallRecord a;
+      bool ok = false;
+      cpu_place(a.pid, a.thread_id, ok, /*interpreted=*/true);
+      if (!ok) {
+        skip("skipped " + std::string(what) + ": no `tid`");
         return;
       }
-      storage::ApiCallRecord a;
+      view_.consume(TopKey::kName);
       a.start_ns = ts;
       a.end_ns = *end;
-      a.thread_id = *thread;
       a.correlation_id = correlation;
       a.name = intern(*name);
       a.domain = category == Category::kRuntime ? ApiDomain::kRuntime : ApiDomain::kDriver;
+      a.external_id = external_id;
+      a.extra = extra_id();
       out_.api_calls.push_back(a);
       ++(category == Category::kRuntime ? out_.stats.runtime_calls : out_.stats.driver_calls);
       return;
@@ -454,28 +624,48 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
     case Category::kNvtx:
     case Category::kSync:
     case Category::kTracerOverhead:
-    case Category::kGpuAnnotation: {
-      std::optional<uint32_t> lane;
-      if (category == Category::kGpuAnnotation) {
-        lane = as_u32(arg(f, "stream"));
-        if (!lane) lane = as_u32(f.tid);
-      } else {
-        lane = cpu_thread(f.tid);
-      }
-      if (!lane) {
-        skip("skipped " + what + ": no `tid`");
-        return;
-      }
+    case Category::kGpuAnnotation:
+    case Category::kOther: {
       storage::RangeRecord r;
+      if (category == Category::kGpuAnnotation) {
+        // On its stream; the process number it is written under (the device's, in PyTorch's
+        // traces) stays in the extra object.
+        auto lane = as_u32(view_.arg(ArgKey::kStream));
+        if (!lane) lane = as_u32(f.tid);
+        if (!lane) {
+          skip("skipped " + std::string(what) + ": no `tid`");
+          return;
+        }
+        r.thread_id = *lane;
+        if (as_canonical_u32(f.tid) == r.thread_id) view_.consume(TopKey::kTid);
+      } else {
+        bool ok = false;
+        cpu_place(r.pid, r.thread_id, ok, category != Category::kOther);
+        if (!ok) {
+          if (category != Category::kOther) {
+            skip("skipped " + std::string(what) + ": no `tid`");
+            return;
+          }
+          r.thread_id = 0;  // an event of another kind without a thread: kept on thread 0
+        }
+      }
+      // NVTX ranges are written under a name and category of their own choosing (iterations as
+      // ProfilerStep#N); an imported one keeps both as they were.
+      if (category != Category::kNvtx && name) view_.consume(TopKey::kName);
       r.start_ns = ts;
       r.end_ns = *end;
-      r.thread_id = *lane;
-      r.name = intern(*name);
+      r.name = name ? intern(*name) : storage::kNoString;
+      r.external_id = external_id;
+      const FieldValue& index = view_.arg(ArgKey::kEvIdx);
+      if (const auto i = as_canonical_u32(index); i && *i <= uint32_t{INT32_MAX}) {
+        r.event_index = static_cast<int32_t>(*i);
+        view_.consume(ArgKey::kEvIdx);
+      }
       switch (category) {
         case Category::kCpuOp:
           r.kind = RangeKind::kCpuOp;
           ++out_.stats.cpu_ops;
-          count_input_types(f);
+          count_input_types(view_.arg(ArgKey::kInputType));
           break;
         case Category::kUserAnnotation:
           r.kind = RangeKind::kUserAnnotation;
@@ -491,16 +681,69 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
         case Category::kTracerOverhead:
           r.kind = RangeKind::kTracerOverhead;
           break;
+        case Category::kOther:
+          r.kind = RangeKind::kOther;
+          ++out_.stats.other_events;
+          break;
         default:
           r.kind = RangeKind::kNvtx;
           break;
       }
+      r.extra = extra_id();
       out_.ranges.push_back(r);
       return;
     }
-    case Category::kOther:
-      return;
   }
+}
+
+void TorchTraceBuilder::instant_event(const EventFields& f) {
+  int64_t ts = 0;
+  if (read_time(f.ts, ts) != TimeStatus::kOk) {
+    skip("skipped instant event: `ts` missing or not a usable number");
+    return;
+  }
+  if (base_known_) {
+    const auto shifted = checked_add(ts, base_ns_);
+    if (!shifted) {
+      skip("skipped instant event: `ts` + baseTimeNanoseconds out of range");
+      return;
+    }
+    ts = *shifted;
+  }
+  storage::RangeRecord r;
+  r.kind = RangeKind::kInstant;
+  r.start_ns = r.end_ns = ts;
+  bool ok = false;
+  cpu_place(r.pid, r.thread_id, ok, /*interpreted=*/false);
+  if (!ok) r.thread_id = 0;
+  view_.consume_if(TopKey::kPh, "\"i\"");
+  if (const auto name = as_string(f.name)) {
+    r.name = intern(*name);
+    view_.consume(TopKey::kName);
+  }
+  if (is_exact_micros(f.ts.raw)) view_.consume(TopKey::kTs);
+  if (const auto id = as_canonical_i64(view_.arg(ArgKey::kExternalId)); id && *id != 0) {
+    r.external_id = *id;
+    view_.consume(ArgKey::kExternalId);
+  }
+  if (const auto i = as_canonical_u32(view_.arg(ArgKey::kEvIdx)); i && *i <= uint32_t{INT32_MAX}) {
+    r.event_index = static_cast<int32_t>(*i);
+    view_.consume(ArgKey::kEvIdx);
+  }
+  r.extra = extra_id();
+  out_.ranges.push_back(r);
+  ++out_.stats.instants;
+}
+
+void TorchTraceBuilder::metadata_event(std::string_view text) {
+  ++out_.stats.metadata_events;
+  if (metadata_bytes_ + text.size() > kMaxKeptMetadataBytes) {
+    note("metadata events past " + std::to_string(kMaxKeptMetadataBytes >> 20) +
+         " MiB in all were not kept");
+    return;
+  }
+  metadata_bytes_ += text.size();
+  metadata_.emplace_back(text);
 }
 
 void TorchTraceBuilder::flow_event(const EventFields& f, bool is_start) {
@@ -519,9 +762,18 @@ void TorchTraceBuilder::flow_event(const EventFields& f, bool is_start) {
     skip("skipped ac2g flow: `ts` missing or not a usable number");
     return;
   }
+  if (base_known_) {
+    // Matched against records' starts, which carry the base already.
+    const auto shifted = checked_add(ts, base_ns_);
+    if (!shifted) {
+      skip("skipped ac2g flow: `ts` + baseTimeNanoseconds out of range");
+      return;
+    }
+    ts = *shifted;
+  }
   FlowEnd end{*id, 0, ts};
   if (is_start) {
-    const auto thread = cpu_thread(f.tid);
+    const auto thread = cpu_thread(f.tid, /*say_so=*/true);
     if (!thread) {
       skip("skipped ac2g flow: no `tid`");
       return;
@@ -560,14 +812,21 @@ void TorchTraceBuilder::refuse_if_nothing_read(std::string_view source) const {
 }
 
 void TorchTraceBuilder::finish(std::string_view source) {
+  link(source);
+  arrange();
+}
+
+void TorchTraceBuilder::link(std::string_view source) {
   refuse_if_nothing_read(source);
   const json& header = header_;
   const NoteFn note_fn = [this](const std::string& reason, uint64_t count) { note(reason, count); };
+  if (!base_known_) apply_time_base(header);
+  if (base_known_) date_from_time_base();
   link_correlations(out_, flow_starts_, flow_finishes_, note_fn);
   attribute_ops(out_, note_fn);
   // Kernels whose op the trace names (our own exports) keep it.
   for (const auto& [index, op] : explicit_ops_) out_.kernels[index].op = op;
-  apply_time_base(header);
+  assign_launching_processes(out_);
   read_header(out_, header, note_fn);
   summarize_steps(out_);
   read_own_header(out_, header);
@@ -592,6 +851,15 @@ void TorchTraceBuilder::finish(std::string_view source) {
     }
   }
 
+  out_.variant = derive_variant(out_);
+  name_processes_and_threads();
+  keep_header_and_metadata();
+
+  for (const auto& [reason, count] : skipped_) out_.stats.warnings.push_back({reason, count});
+  for (const auto& [reason, count] : notes_) out_.stats.warnings.push_back({reason, count});
+}
+
+void TorchTraceBuilder::arrange() {
   auto by_start = [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; };
   std::stable_sort(out_.kernels.begin(), out_.kernels.end(), by_start);
   std::stable_sort(out_.memops.begin(), out_.memops.end(), by_start);
@@ -600,11 +868,95 @@ void TorchTraceBuilder::finish(std::string_view source) {
   std::stable_sort(out_.ranges.begin(), out_.ranges.end(), [](const auto& a, const auto& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
   });
+}
 
-  out_.variant = derive_variant(out_);
+void TorchTraceBuilder::name_processes_and_threads() {
+  // Names of the processes and threads that hold CPU records; GPU devices, which PyTorch writes
+  // as processes too, are described by the kept metadata alone.
+  std::vector<uint32_t> cpu_pids;
+  for (const auto& a : out_.api_calls) cpu_pids.push_back(a.pid);
+  for (const auto& r : out_.ranges)
+    if (r.kind != RangeKind::kGpuAnnotation) cpu_pids.push_back(r.pid);
+  std::sort(cpu_pids.begin(), cpu_pids.end());
+  cpu_pids.erase(std::unique(cpu_pids.begin(), cpu_pids.end()), cpu_pids.end());
+  auto is_cpu_pid = [&](uint32_t pid) {
+    return pid != 0 && std::binary_search(cpu_pids.begin(), cpu_pids.end(), pid);
+  };
+  std::map<uint32_t, storage::StringId> processes;
+  std::map<std::pair<uint32_t, uint32_t>, storage::StringId> threads;
+  EventFields fields;
+  EventReader reader;
+  for (const std::string& text : metadata_) {
+    if (!reader.read(text, fields).empty()) continue;
+    const auto what = as_string(fields.name);
+    const auto pid = as_u32(fields.pid);
+    if (!what || !pid || !is_cpu_pid(*pid)) continue;
+    const ArgMember* name = nullptr;
+    for (const auto& m : fields.arg_members)
+      if (m.key == "name" && m.value.kind == Kind::kString) name = &m;
+    if (name == nullptr) continue;
+    if (*what == "process_name") {
+      processes[*pid] = intern(name->value.text);
+    } else if (*what == "thread_name") {
+      if (const auto tid = as_u32(fields.tid)) threads[{*pid, *tid}] = intern(name->value.text);
+    }
+  }
+  for (const auto& [pid, name] : processes) out_.processes.push_back({pid, name});
+  for (const auto& [key, name] : threads) out_.threads.push_back({key.first, key.second, name});
+}
 
-  for (const auto& [reason, count] : skipped_) out_.stats.warnings.push_back({reason, count});
-  for (const auto& [reason, count] : notes_) out_.stats.warnings.push_back({reason, count});
+void TorchTraceBuilder::keep_header_and_metadata() {
+  if (!header_members_.empty()) {
+    std::string text = "{";
+    for (const auto& [key, value] : header_members_) {
+      if (text.size() > 1) text += ", ";
+      append_json_string(text, key);
+      text += ": ";
+      text += value;
+    }
+    text += '}';
+    out_.extras.push_back({kHeaderExtra, std::move(text)});
+  }
+  if (!metadata_.empty()) {
+    std::string text = "[";
+    for (const std::string& event : metadata_) {
+      if (text.size() > 1) text += ",\n";
+      text += event;
+    }
+    text += ']';
+    out_.extras.push_back({kMetadataExtra, std::move(text)});
+  }
+  if (base_known_) out_.extras.push_back({kTimeBaseExtra, std::to_string(base_ns_)});
+  std::sort(out_.extras.begin(), out_.extras.end(),
+            [](const auto& a, const auto& b) { return a.key < b.key; });
+}
+
+void TorchTraceBuilder::date_from_time_base() {
+  // Kineto's base is the wall clock (ns since 1970) when the trace was taken, to the second:
+  // the trace's own date. (Its event times count on another clock, so base + ts is not one.)
+  constexpr int64_t kYear2000 = 946'684'800LL * 1'000'000'000LL;
+  constexpr int64_t kYear2100 = 4'102'444'800LL * 1'000'000'000LL;
+  int64_t when = base_ns_;
+  if (when <= kYear2000 || when >= kYear2100) {
+    // Older writers: the events' own clock may be the wall clock.
+    bool any = false;
+    auto earliest = [&](int64_t t) {
+      when = any ? std::min(when, t) : t;
+      any = true;
+    };
+    for (const auto& r : out_.kernels) earliest(r.start_ns);
+    for (const auto& r : out_.memops) earliest(r.start_ns);
+    for (const auto& r : out_.api_calls) earliest(r.start_ns);
+    for (const auto& r : out_.ranges) earliest(r.start_ns);
+  }
+  if (when > kYear2000 && when < kYear2100) {
+    const std::time_t seconds = static_cast<std::time_t>(when / 1'000'000'000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    out_.session.created_utc = text;
+  }
 }
 
 void TorchTraceBuilder::apply_time_base(const json& header) {
@@ -629,6 +981,8 @@ void TorchTraceBuilder::apply_time_base(const json& header) {
   for (const auto& r : out_.memops) extend(r.start_ns, r.end_ns);
   for (const auto& r : out_.api_calls) extend(r.start_ns, r.end_ns);
   for (const auto& r : out_.ranges) extend(r.start_ns, r.end_ns);
+  for (const auto& f : flow_starts_) extend(f.ts_ns, f.ts_ns);
+  for (const auto& f : flow_finishes_) extend(f.ts_ns, f.ts_ns);
   if (!any) return;
   if (!checked_add(lo, b) || !checked_add(hi, b)) {
     note("baseTimeNanoseconds would overflow the event times: times kept relative to the trace");
@@ -644,19 +998,10 @@ void TorchTraceBuilder::apply_time_base(const json& header) {
   shift(out_.memops);
   shift(out_.api_calls);
   shift(out_.ranges);
-  // Kineto's base is the wall clock (ns since 1970) when the trace was taken, to the second:
-  // the trace's own date. (Its event times count on another clock, so base + ts is not one.)
-  constexpr int64_t kYear2000 = 946'684'800LL * 1'000'000'000LL;
-  constexpr int64_t kYear2100 = 4'102'444'800LL * 1'000'000'000LL;
-  const int64_t when = b > kYear2000 && b < kYear2100 ? b : lo + b;
-  if (when > kYear2000 && when < kYear2100) {
-    const std::time_t seconds = static_cast<std::time_t>(when / 1'000'000'000);
-    std::tm utc{};
-    gmtime_r(&seconds, &utc);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    out_.session.created_utc = text;
-  }
+  for (auto& f : flow_starts_) f.ts_ns += b;
+  for (auto& f : flow_finishes_) f.ts_ns += b;
+  base_known_ = true;
+  base_ns_ = b;
 }
 
 }  // namespace fusionscope::interchange::detail

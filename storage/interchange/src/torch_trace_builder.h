@@ -1,11 +1,15 @@
 // Turns the events of a PyTorch (Kineto) Chrome trace into TorchTrace records, one event at a
 // time, counting what it keeps, ignores and skips. finish() then links the records (flows,
-// correlation ids, op attribution) and reads the trace's header.
+// correlation ids, op attribution, process ids) and reads the trace's header.
+//
+// Each record keeps what its columns cannot hold in an interned extra object (event_extra.h);
+// metadata events and the trace's top-level members are kept whole as the run's extras.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -13,12 +17,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "event_extra.h"
 #include "event_fields.h"
 #include "event_scanner.h"
+#include "event_view.h"
 #include "fusionscope/interchange/torch_trace_import.h"
 #include "trace_linker.h"
 
 namespace fusionscope::interchange::detail {
+
+// Run extras the importer writes (and the exporter reads).
+inline constexpr const char* kHeaderExtra = "chrome.header";       // JSON object
+inline constexpr const char* kMetadataExtra = "chrome.metadata";   // JSON array of "M" events
+inline constexpr const char* kTimeBaseExtra = "chrome.time_base";  // ns added to every ts
+
+// Metadata events and top-level members kept, at most (beyond, they are counted and dropped).
+inline constexpr size_t kMaxKeptHeaderBytes = size_t{16} << 20;
+inline constexpr size_t kMaxKeptMetadataBytes = size_t{16} << 20;
 
 class TorchTraceBuilder : public ScanSink {
  public:
@@ -28,10 +43,16 @@ class TorchTraceBuilder : public ScanSink {
   void on_non_object_event() override;
   void on_oversized_event(uint64_t bytes) override;
   void on_header(std::string_view key, std::string_view json_text) override;
+  void on_oversized_header(std::string_view key, uint64_t bytes) override;
 
-  // Completes the trace once every event has been seen. Throws InterchangeError naming `source`
-  // when events were found but none could be read.
+  // Completes the trace once every event has been seen: link(), then arrange(). Throws
+  // InterchangeError naming `source` when events were found but none could be read.
   void finish(std::string_view source);
+  // Links the records (flows, correlation ids, operators, processes) and reads the header;
+  // records stay in the order they were read.
+  void link(std::string_view source);
+  // Sorts the records by start time.
+  void arrange();
 
   // Problems counted while reading: skip() leaves the event out, note() keeps it.
   void skip(const std::string& reason);
@@ -39,27 +60,55 @@ class TorchTraceBuilder : public ScanSink {
 
   storage::StringId intern(std::string_view text);
 
+  // Whether the header gave a usable time base (baseTimeNanoseconds) before the events: then
+  // ranges, and API calls with their correlation id, are final as soon as they are read.
+  bool time_base_known() const { return base_known_; }
+  // The trace being built.
+  const TorchTrace& trace() const { return out_; }
+
  private:
   void complete_event(const EventFields& event);
+  void instant_event(const EventFields& event);
+  void metadata_event(std::string_view text);
   void flow_event(const EventFields& event, bool is_start);
-  std::optional<uint32_t> cpu_thread(const FieldValue& tid);
-  void count_input_types(const EventFields& event);
+  // A thread id for `tid`: itself when it is a 32-bit integer, else a stand-in from 2^31 (noted
+  // when `say_so`).
+  std::optional<uint32_t> cpu_thread(const FieldValue& tid, bool say_so);
+  // pid and tid of a CPU-side record: the columns when they are plain integers, else kept in
+  // the extra object. `interpreted`: an event of a kind fusionscope reads (not kOther/instants).
+  void cpu_place(uint32_t& pid, uint32_t& thread, bool& ok, bool interpreted);
+  void count_input_types(const FieldValue& input_type);
+  storage::StringId extra_id();
   void apply_time_base(const nlohmann::json& header);
+  void date_from_time_base();
+  void name_processes_and_threads();
+  void keep_header_and_metadata();
   void refuse_if_nothing_read(std::string_view source) const;
 
   TorchTrace& out_;
   EventReader reader_;
   EventFields fields_;
+  EventView view_;
+  ExtraText extra_;
   nlohmann::json header_ = nlohmann::json::object();
+  std::vector<std::pair<std::string, std::string>> header_members_;  // as written
+  size_t header_bytes_ = 0;
+  std::vector<std::string> metadata_;  // "M" events as written
+  size_t metadata_bytes_ = 0;
+  bool events_begun_ = false;
+  bool base_known_ = false;
+  int64_t base_ns_ = 0;
   struct TextHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, storage::StringId, TextHash, std::equal_to<>> string_ids_;
   std::unordered_map<std::string, uint64_t> input_type_texts_;  // `Input type` JSON -> count
+  std::unordered_map<storage::StringId, storage::StringId> demangled_names_;  // mangled -> plain
   std::map<std::string, uint64_t> skipped_;
   std::map<std::string, uint64_t> notes_;
   std::map<std::string, uint32_t> renumbered_threads_;
+  std::set<uint32_t> taken_stand_ins_;
   std::vector<std::pair<size_t, storage::StringId>> explicit_ops_;  // kernel index, args.op
   std::vector<FlowEnd> flow_starts_;
   std::vector<FlowEnd> flow_finishes_;

@@ -1,6 +1,7 @@
 #include "fusionscope/interchange/torch_trace_import.h"
 
 #include <chrono>
+#include <memory>
 
 #include "chunk_stream.h"
 #include "compressed_io.h"
@@ -9,11 +10,15 @@
 #include "imported_run_info.h"
 #include "torch_trace_builder.h"
 #include "trace_facts.h"
+#include "trace_run_writer.h"
 
 namespace fusionscope::interchange {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Records handed to the writing thread at a time while the trace is read.
+constexpr size_t kStreamBatch = size_t{1} << 15;
 
 // "trace.json.gz" -> "trace".
 std::string stem_of(const std::filesystem::path& file) {
@@ -23,22 +28,29 @@ std::string stem_of(const std::filesystem::path& file) {
   return p.string();
 }
 
-// The builder, reporting progress and honouring cancellation between chunks of text.
+// The builder, reporting progress and honouring cancellation between chunks of text; with a
+// writer, it hands over the records that are final as it goes.
 class ReadingBuilder final : public detail::TorchTraceBuilder {
  public:
   ReadingBuilder(TorchTrace& trace, const detail::ChunkStream& stream,
-                 const detail::EventScanner& scanner, const ImportOptions& options)
+                 const detail::EventScanner& scanner, const ImportOptions& options,
+                 detail::TraceRunWriter* writer = nullptr)
       : TorchTraceBuilder(trace),
         trace_(trace),
         stream_(stream),
         scanner_(scanner),
         options_(options),
+        writer_(writer),
         start_(Clock::now()),
         next_report_(start_) {}
 
   void on_chunk() override {
     if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
       throw ImportCancelled();
+    }
+    if (writer_ != nullptr) {
+      writer_->rethrow_if_failed();
+      if (time_base_known() && pending() >= kStreamBatch) writer_->push(take_final(false));
     }
     if (options_.progress && Clock::now() >= next_report_) report();
   }
@@ -53,16 +65,59 @@ class ReadingBuilder final : public detail::TorchTraceBuilder {
     p.file_size = stream_.input_size();
     p.text_bytes = scanner_.offset();
     p.events = trace_.stats.events;
+    p.records = writer_ != nullptr ? writer_->written() : 0;
     p.seconds = std::chrono::duration<double>(now - start_).count();
     options_.progress(p);
   }
 
+  // The records not handed over yet. Before the trace is linked (`all` false): ranges, and API
+  // calls whose correlation id the event carried (linking fills only those it did not); after
+  // it, every record left. Strings named from the last hand-over on come along.
+  detail::RecordBatch take_final(bool all) {
+    detail::RecordBatch b;
+    const auto& ranges = trace_.ranges;
+    b.ranges.assign(ranges.begin() + static_cast<std::ptrdiff_t>(ranges_sent_), ranges.end());
+    ranges_sent_ = ranges.size();
+    const auto& calls = trace_.api_calls;
+    for (size_t i = calls_seen_; i < calls.size(); ++i) {
+      if (calls[i].correlation_id != 0 || all) {
+        b.api_calls.push_back(calls[i]);
+      } else {
+        held_calls_.push_back(i);
+      }
+    }
+    calls_seen_ = calls.size();
+    if (all) {
+      for (size_t i : held_calls_) b.api_calls.push_back(calls[i]);
+      held_calls_.clear();
+      b.kernels = trace_.kernels;
+      b.memops = trace_.memops;
+    }
+    b.first_string = static_cast<storage::StringId>(strings_sent_);
+    b.strings.assign(trace_.strings.begin() + static_cast<std::ptrdiff_t>(strings_sent_),
+                     trace_.strings.end());
+    strings_sent_ = trace_.strings.size();
+    records_sent_ += b.size();
+    return b;
+  }
+
+  uint64_t records_sent() const { return records_sent_; }
+
  private:
+  size_t pending() const {
+    return trace_.ranges.size() - ranges_sent_ + trace_.api_calls.size() - calls_seen_;
+  }
+
   TorchTrace& trace_;
   const detail::ChunkStream& stream_;
   const detail::EventScanner& scanner_;
   const ImportOptions& options_;
+  detail::TraceRunWriter* writer_;
   Clock::time_point start_, next_report_;
+  size_t ranges_sent_ = 0, calls_seen_ = 0;
+  std::vector<size_t> held_calls_;  // API calls read but not handed over (no correlation id)
+  size_t strings_sent_ = 1;         // the writer knows string 0 (""), as every session does
+  uint64_t records_sent_ = 0;
 };
 
 TorchTrace parse_stream(detail::ChunkStream& stream, std::string_view source,
@@ -77,6 +132,15 @@ TorchTrace parse_stream(detail::ChunkStream& stream, std::string_view source,
   return trace;
 }
 
+// What a file's stem says about the trace, once it is read.
+void describe_source(TorchTrace& trace, const std::filesystem::path& file) {
+  trace.source_name = stem_of(file);
+  // The variant and notes read the source name; give them the stem rather than the path.
+  trace.variant = detail::derive_variant(trace);
+  trace.session.notes =
+      "Imported from the PyTorch profiler trace " + file.filename().string() + ".";
+}
+
 }  // namespace
 
 TorchTrace parse_torch_trace(std::string_view bytes, std::string_view source_name,
@@ -88,12 +152,39 @@ TorchTrace parse_torch_trace(std::string_view bytes, std::string_view source_nam
 TorchTrace read_torch_trace(const std::filesystem::path& file, const ImportOptions& options) {
   detail::ChunkStream stream(file, options.chunk_bytes);
   TorchTrace trace = parse_stream(stream, file.string(), options);
-  trace.source_name = stem_of(file);
-  // The variant and notes read the source name; give them the stem rather than the path.
-  trace.variant = detail::derive_variant(trace);
-  trace.session.notes =
-      "Imported from the PyTorch profiler trace " + file.filename().string() + ".";
+  describe_source(trace, file);
   return trace;
+}
+
+ImportResult import_torch_trace(const std::filesystem::path& file, storage::SessionStore& store,
+                                const WriteOptions& options, const ImportOptions& import) {
+  detail::ChunkStream stream(file, import.chunk_bytes);
+  ImportResult result;
+  TorchTrace& trace = result.trace;
+  trace.source_name = stem_of(file);
+  storage::RunInfo provisional;
+  provisional.name = options.run_name.empty() ? trace.source_name : options.run_name;
+  provisional.kind = "imported";
+  provisional.status = storage::RunStatus::kRunning;
+  detail::TraceRunWriter writer(store, provisional, import);
+  const std::string source = file.string();
+  detail::EventScanner scanner(stream, source);
+  ReadingBuilder builder(trace, stream, scanner, import, &writer);
+  scanner.run(builder);
+  builder.link(source);
+  describe_source(trace, file);
+  builder.report();
+  detail::RecordBatch rest = builder.take_final(true);
+  result.run_id =
+      writer.finish(std::move(rest), detail::run_ending(trace, options), builder.records_sent());
+  // The records are in the session; the result keeps what describes them.
+  result.records =
+      trace.kernels.size() + trace.memops.size() + trace.api_calls.size() + trace.ranges.size();
+  trace.kernels = {};
+  trace.memops = {};
+  trace.api_calls = {};
+  trace.ranges = {};
+  return result;
 }
 
 storage::RunData to_run_data(const TorchTrace& trace) {
@@ -105,6 +196,9 @@ storage::RunData to_run_data(const TorchTrace& trace) {
   run.memops = trace.memops;
   run.api_calls = trace.api_calls;
   run.ranges = trace.ranges;
+  run.processes = trace.processes;
+  run.threads = trace.threads;
+  run.extras = trace.extras;
   storage::arrange_run(run);
   return run;
 }

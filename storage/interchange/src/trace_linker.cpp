@@ -245,4 +245,21 @@ void attribute_ops(TorchTrace& trace, const NoteFn& note) {
        from_annotation);
 }
 
+void assign_launching_processes(TorchTrace& trace) {
+  std::vector<std::pair<uint32_t, uint32_t>> pid_of;  // (correlation id, pid), first per id
+  pid_of.reserve(trace.api_calls.size());
+  for (const auto& a : trace.api_calls)
+    if (a.correlation_id != 0) pid_of.emplace_back(a.correlation_id, a.pid);
+  std::stable_sort(pid_of.begin(), pid_of.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  auto launcher = [&pid_of](uint32_t id) -> uint32_t {
+    if (id == 0) return 0;
+    const auto it = std::lower_bound(pid_of.begin(), pid_of.end(), id,
+                                     [](const auto& p, uint32_t v) { return p.first < v; });
+    return it != pid_of.end() && it->first == id ? it->second : 0;
+  };
+  for (auto& k : trace.kernels) k.pid = launcher(k.correlation_id);
+  for (auto& m : trace.memops) m.pid = launcher(m.correlation_id);
+}
+
 }  // namespace fusionscope::interchange::detail

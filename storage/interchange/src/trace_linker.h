@@ -31,4 +31,8 @@ void link_correlations(TorchTrace& trace, const std::vector<FlowEnd>& starts,
 // annotation other than a ProfilerStep.
 void attribute_ops(TorchTrace& trace, const NoteFn& note);
 
+// Sets the `pid` of kernels and memory operations: the process of the API call that launched
+// them (the first in the file when several share a correlation id); 0 when there is none.
+void assign_launching_processes(TorchTrace& trace);
+
 }  // namespace fusionscope::interchange::detail

@@ -12,12 +12,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 
 #include "fixture_json.h"
 #include "fusionscope/interchange/torch_trace_import.h"
 #include "fusionscope/storage/session_store.h"
+#include "run_rows.h"
 #include "test_paths.h"
 
 namespace {
@@ -230,5 +232,66 @@ TEST(InterchangeCli, EveryEventMalformedFailsAndLeavesNoSession) {
   EXPECT_NE(r.output.find("none of its 2 events could be read"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(session));
 }
+
+// The commands as a user runs them: `import` (streamed, the session written while the trace is
+// read), `export --chrome`, `import` of that export. Both sessions hold the same rows, args,
+// process and thread names and kept texts as the import in memory of the same trace, and
+// exporting the re-imported run writes the same file again.
+class CliRoundTrip : public ::testing::TestWithParam<const char*> {};
+
+// The first line where two texts differ, for a failure message.
+std::string first_different_line(const std::string& a, const std::string& b) {
+  std::istringstream in_a(a), in_b(b);
+  std::string line_a, line_b;
+  for (int n = 1;; ++n) {
+    const bool more_a = static_cast<bool>(std::getline(in_a, line_a));
+    const bool more_b = static_cast<bool>(std::getline(in_b, line_b));
+    if (!more_a && !more_b) return "";
+    if (!more_a || !more_b || line_a != line_b) {
+      return "line " + std::to_string(n) + ":\n  " + line_a.substr(0, 300) + "\n  " +
+             line_b.substr(0, 300);
+    }
+  }
+}
+
+TEST_P(CliRoundTrip, ImportExportImportGivesIdenticalRowsAndArgs) {
+  const auto dir = t::scratch_dir();
+  fs::create_directories(dir / "first");
+  fs::create_directories(dir / "second");
+  // Sessions of one name holding runs of one name, so that the exports may be the same bytes.
+  const auto a = dir / "first" / "s.fsdb", b = dir / "second" / "s.fsdb";
+  const auto a_trace = dir / "a.json.gz", b_trace = dir / "b.json.gz";
+  Result r = run("import " + fixture(GetParam()) + " --out " + quoted(a));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run("export " + quoted(a) + " --run 1 --chrome " + quoted(a_trace));
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run("import " + quoted(a_trace) + " --out " + quoted(b) + " --name " + GetParam());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(r.output.find("skipped"), std::string::npos) << r.output;
+  r = run("export " + quoted(b) + " --run 1 --chrome " + quoted(b_trace));
+  ASSERT_EQ(r.code, 0) << r.output;
+
+  const auto store_a = SessionStore::open(a);
+  const auto store_b = SessionStore::open(b);
+  const t::RunRows rows_a = t::rows_of(store_a.load_run(1));
+  const t::RunRows rows_b = t::rows_of(store_b.load_run(1));
+  EXPECT_TRUE(rows_a == rows_b) << t::first_difference(rows_a, rows_b);
+  EXPECT_FALSE(rows_a.kernels.empty());
+  EXPECT_FALSE(rows_a.threads.empty());
+  EXPECT_FALSE(rows_a.extras.empty());
+
+  // The streamed import stores what the import in memory does.
+  auto memory = SessionStore::create(dir / "memory.fsdb", {});
+  const auto trace = fusionscope::interchange::read_torch_trace(t::fixture_path(GetParam()));
+  const t::RunRows rows_memory =
+      t::rows_of(memory.load_run(fusionscope::interchange::write_torch_trace(memory, trace)));
+  EXPECT_TRUE(rows_a == rows_memory) << t::first_difference(rows_a, rows_memory);
+
+  const std::string text_a = t::gunzip_file(a_trace), text_b = t::gunzip_file(b_trace);
+  EXPECT_TRUE(text_a == text_b) << first_different_line(text_a, text_b);
+}
+
+INSTANTIATE_TEST_SUITE_P(TorchFixtures, CliRoundTrip,
+                         ::testing::Values(t::kLinearEager, t::kGegluEager, t::kGegluCompile));
 
 }  // namespace

@@ -16,6 +16,12 @@
 //   operating system) every reader sees kInterrupted, and the next read-write open writes that.
 // commit() writes a digest of every record and of the run's description (runs.records_digest,
 // runs.info_digest), which load_run() checks: later damage to the file is detected, not believed.
+//
+// A writer whose partial run is worth nothing (an import: the trace is still there to import
+// again) asks for Visibility::kWhenComplete: readers do not list the run until it is committed,
+// and a run left behind by a writer that was killed is never listed; the next read-write open
+// removes it. A capture or a lab run keeps the default, so that what was recorded before a crash
+// stays readable, marked interrupted.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +37,15 @@ namespace fusionscope::storage {
 
 class RunWriter {
  public:
+  enum class Visibility {
+    kWhileWriting,  // listed as kWriting while written, kInterrupted if its writer dies
+    kWhenComplete,  // listed only once committed; never if its writer dies
+  };
+
   // Adds the run in state kWriting (its id is new, never one of an existing or deleted run) and
   // holds the file's writer lock for it. `info.id`, `state` and `integrity` are ignored.
-  RunWriter(SessionStore& store, const RunInfo& info);
+  RunWriter(SessionStore& store, const RunInfo& info,
+            Visibility visibility = Visibility::kWhileWriting);
   RunWriter(const RunWriter&) = delete;
   RunWriter& operator=(const RunWriter&) = delete;
   // Without commit(): discard().
@@ -58,6 +70,11 @@ class RunWriter {
   void add_samples(std::span<const SampleRecord> records);
   // Names process `pid` in this run (a later name for the same pid replaces the earlier one).
   void add_process(uint32_t pid, std::string_view name);
+  // Names threads of the run's processes, in one transaction (a later name for the same pid and
+  // thread replaces the earlier one).
+  void add_threads(std::span<const ThreadRecord> threads);
+  // Keeps `value` with the run under `key` (a later value for the key replaces the earlier one).
+  void set_extra(std::string_view key, std::string_view value);
 
   // One transaction: the final description (set_info's), the records' digest, state kComplete.
   // After it the writer is done: further calls throw.
@@ -76,16 +93,21 @@ class RunWriter {
   void add(std::span<const R> records, uint64_t& count);
   void require_open(std::string_view what) const;
   void release_lock();
+  // `info` with the state the file holds while the run is written (for its digest).
+  RunInfo as_stored(const RunInfo& info) const;
 
   SessionStore& store_;
   RunInfo info_;
   int64_t id_ = 0;
+  int writing_state_ = 0;  // runs.state while written: kWriting, or staged (kWhenComplete)
   int lock_fd_ = -1;
   bool done_ = false;
   bool committed_ = false;
   Counts counts_;
   uint64_t records_hash_ = 0;                  // sum of the added records' hashes
   std::map<uint32_t, std::string> processes_;  // pid -> name
+  std::map<std::pair<uint32_t, uint32_t>, std::string> threads_;  // (pid, thread) -> name
+  std::map<std::string, std::string, std::less<>> extras_;        // key -> value
 };
 
 }  // namespace fusionscope::storage

@@ -129,6 +129,8 @@ struct RunData {
   std::vector<KernelMetricRecord> kernel_metrics;  // sorted by correlation id, then insertion
   std::vector<SampleRecord> samples;               // sorted by (metric, t)
   std::vector<ProcessRecord> processes;            // sorted by pid; names of the run's processes
+  std::vector<ThreadRecord> threads;               // sorted by (pid, thread); names of its threads
+  std::vector<RunExtraRecord> extras;              // sorted by key; texts tools keep with the run
   std::vector<GpuLane> gpu_lanes;
   std::vector<CpuLane> cpu_lanes;
   int64_t begin_ns = 0, end_ns = 0;  // extent of every record in the run
@@ -139,6 +141,10 @@ struct RunData {
   }
   // The name of process `pid`, or "" when the run does not name it.
   const std::string& process_name(uint32_t pid) const;
+  // The name of thread `thread_id` of process `pid`, or "" when the run does not name it.
+  const std::string& thread_name(uint32_t pid, uint32_t thread_id) const;
+  // The text kept under `key`, or nullptr.
+  const std::string* extra(std::string_view key) const;
 };
 
 // Sorts a run's arrays as documented above, builds its lanes, range depths and extent.

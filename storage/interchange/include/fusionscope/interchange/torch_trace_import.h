@@ -8,9 +8,17 @@
 //
 // What is kept: kernels (cat `kernel`), CUDA runtime and driver calls, `cpu_op` and
 // `user_annotation` ranges on their CPU thread, `gpu_user_annotation` ranges on their stream,
-// memsets and memcpys, and the `ac2g` flows that link a launch to its GPU work by correlation id.
-// Times become integer nanoseconds on the trace's clock: baseTimeNanoseconds + ts, read from the
-// number's decimal text so no precision is lost to floating point.
+// memsets and memcpys, instant events, complete events of other categories (python_function,
+// ...), and the `ac2g` flows that link a launch to its GPU work by correlation id. Times become
+// integer nanoseconds on the trace's clock: baseTimeNanoseconds + ts, read from the number's
+// decimal text so no precision is lost to floating point.
+//
+// Nothing a client keys on is lost: each record keeps the trace's `External id`, Kineto's `Ev Idx`
+// and, as one interned JSON object (records.h's `extra`), every member of the event its columns do
+// not hold (cpu_op input shapes and types, kernel occupancy, queued, context, cbid, ...); process
+// and thread names come from the metadata events, which are kept whole with the trace's top-level
+// members (run extras "chrome.metadata" and "chrome.header"). The Chrome trace export writes it
+// all back (chrome_trace_export.h).
 #pragma once
 
 #include <atomic>
@@ -72,12 +80,15 @@ struct ImportStats {
   uint64_t cpu_ops = 0;
   uint64_t user_annotations = 0;
   uint64_t gpu_annotations = 0;
+  uint64_t instants = 0;          // instant events (`ph` "i"), kept as ranges of no length
+  uint64_t other_events = 0;      // complete events of categories not interpreted, kept as ranges
+  uint64_t metadata_events = 0;   // `ph` "M": process and thread names, sort indexes, labels
   uint64_t flow_starts = 0;       // `ac2g` "s" events
   uint64_t flow_finishes = 0;     // `ac2g` "f" events
   uint64_t flows_linked = 0;      // flows whose start is an API call and whose finish is GPU work
   uint64_t kernels_launched = 0;  // kernels with exactly one API call of their correlation id
   uint64_t kernels_with_op = 0;   // kernels attributed to an enclosing cpu_op
-  uint64_t ignored = 0;  // well-formed events of kinds not imported (metadata, instants, ...)
+  uint64_t ignored = 0;  // well-formed events not kept (flows other than ac2g, counters, ...)
   uint64_t skipped = 0;  // malformed events left out; the reasons are in `warnings`
   std::vector<ImportWarning> warnings;
 };
@@ -99,6 +110,9 @@ struct TorchTrace {
   std::vector<storage::MemopRecord> memops;
   std::vector<storage::ApiCallRecord> api_calls;
   std::vector<storage::RangeRecord> ranges;
+  std::vector<storage::ProcessRecord> processes;  // names of the CPU processes, by pid
+  std::vector<storage::ThreadRecord> threads;     // names of their threads
+  std::vector<storage::RunExtraRecord> extras;    // "chrome.header", "chrome.metadata", ...
   ImportStats stats;
 
   const std::string& str(storage::StringId id) const {
@@ -125,10 +139,28 @@ struct WriteOptions {
 
 // Adds the trace to `store` as one run (kind "imported") and returns its id. Fills the session's
 // GPU fields from the trace where the session has none. Writes in batches, reporting progress
-// and honouring cancellation through `import` between them. On failure or cancellation the
-// partial run is removed and the error (StoreError, ImportCancelled) propagates.
+// and honouring cancellation through `import` between them. The run appears whole or not at
+// all: on failure or cancellation it is removed and the error (StoreError, ImportCancelled)
+// propagates; a killed process leaves a run no reader lists, which the next read-write open
+// removes.
 int64_t write_torch_trace(storage::SessionStore& store, const TorchTrace& trace,
                           const WriteOptions& options = {}, const ImportOptions& import = {});
+
+// Reads `file` and writes it into `store` as one run at once, the writing on a thread of its own
+// overlapping the reading: records final as soon as they are read (operators, annotations and
+// launch calls, when the trace gives its time base before its events, as PyTorch's do) go into
+// the session while the rest of the file is read; the others once the trace is linked. The run
+// appears whole or not at all: readers do not see it before it is complete, and a bad trace, a
+// failure, a cancel (ImportCancelled) or a killed process leaves no run (strings the session
+// gained meanwhile stay, unnamed by any record). Progress: phase kReading while the file is read
+// (`records` counts those written so far), then kWriting.
+struct ImportResult {
+  TorchTrace trace;      // as read_torch_trace() gives it, but without its records
+  int64_t run_id = 0;    // the run, complete
+  uint64_t records = 0;  // records written
+};
+ImportResult import_torch_trace(const std::filesystem::path& file, storage::SessionStore& store,
+                                const WriteOptions& options = {}, const ImportOptions& import = {});
 
 // The trace as a RunData without a store, arranged as load_run() arranges one (sorted, with lanes
 // and range depths): for the exporters and checks that do not go through a session file.

@@ -7,6 +7,11 @@
 // multi-process job): `pid` names the operating-system process a record belongs to, 0 when
 // unknown, and RunData::processes names them. Lanes are keyed by process, so two processes'
 // threads and streams never merge.
+//
+// Records imported from a trace keep what the trace said that no field here holds (schema
+// version 4): `external_id` (PyTorch's `External id`, linking an operator to its runtime calls and
+// GPU work) and `extra`, an interned JSON object of the event's other members, written back
+// verbatim on export. See docs/session-format.md.
 #pragma once
 
 #include <cstdint>
@@ -33,10 +38,12 @@ struct KernelRecord {
   StringId op = kNoString;      // the configuration op it belongs to (innermost NVTX op range)
   Dim3 grid;
   Dim3 block;
-  uint32_t registers = 0;     // per thread
-  uint32_t static_smem = 0;   // bytes per block
-  uint32_t dynamic_smem = 0;  // bytes per block
-  uint32_t pid = 0;           // process that launched it; 0 = unknown
+  uint32_t registers = 0;      // per thread
+  uint32_t static_smem = 0;    // bytes per block
+  uint32_t dynamic_smem = 0;   // bytes per block
+  uint32_t pid = 0;            // process that launched it; 0 = unknown
+  int64_t external_id = 0;     // the trace's `External id`; 0 = none
+  StringId extra = kNoString;  // JSON object of the event's members no field holds; 0 = none
   friend bool operator==(const KernelRecord&, const KernelRecord&) = default;
 };
 
@@ -50,7 +57,9 @@ struct ApiCallRecord {
   uint32_t correlation_id = 0;
   StringId name = kNoString;  // e.g. "cudaLaunchKernel"
   ApiDomain domain = ApiDomain::kRuntime;
-  uint32_t pid = 0;  // 0 = unknown
+  uint32_t pid = 0;            // 0 = unknown
+  int64_t external_id = 0;     // the trace's `External id`; 0 = none
+  StringId extra = kNoString;  // JSON object of the event's members no field holds; 0 = none
   friend bool operator==(const ApiCallRecord&, const ApiCallRecord&) = default;
 };
 
@@ -61,6 +70,9 @@ enum class RangeKind : uint8_t {
   kGpuAnnotation = 3,   // framework annotation projected onto a GPU stream, imported
   kSync = 4,            // a CUDA synchronization wait on a CPU thread (CUPTI), captured
   kTracerOverhead = 5,  // time the tracer itself took (CUPTI's overhead records), captured
+  kInstant = 6,         // an instant event of a trace (start == end), imported
+  kOther = 7,           // a complete event of a category fusionscope does not interpret (PyTorch's
+                        // python_function, ...), imported; its category is in `extra`
 };
 
 // A named CPU-side (or projected GPU-side) range. Depth is derived when a run is loaded.
@@ -70,8 +82,11 @@ struct RangeRecord {
   uint32_t thread_id = 0;  // for kGpuAnnotation: the stream
   StringId name = kNoString;
   RangeKind kind = RangeKind::kNvtx;
-  uint16_t depth = 0;  // filled by load_run(); ignored on insert
-  uint32_t pid = 0;    // 0 = unknown
+  uint16_t depth = 0;          // filled by load_run(); ignored on insert
+  uint32_t pid = 0;            // 0 = unknown
+  int64_t external_id = 0;     // the trace's `External id`; 0 = none
+  StringId extra = kNoString;  // JSON object of the event's members no field holds; 0 = none
+  int32_t event_index = -1;    // the trace's `Ev Idx` (Kineto's index of a CPU event); -1 = none
   friend bool operator==(const RangeRecord&, const RangeRecord&) = default;
 };
 
@@ -96,6 +111,8 @@ struct MemopRecord {
   MemopKind kind = MemopKind::kMemcpy;
   CopyKind copy_kind = CopyKind::kUnknown;  // memcpy only
   uint32_t pid = 0;                         // process that issued it; 0 = unknown
+  int64_t external_id = 0;                  // the trace's `External id`; 0 = none
+  StringId extra = kNoString;  // JSON object of the event's members no field holds; 0 = none
   friend bool operator==(const MemopRecord&, const MemopRecord&) = default;
 };
 
@@ -122,6 +139,22 @@ struct ProcessRecord {
   uint32_t pid = 0;
   StringId name = kNoString;
   friend bool operator==(const ProcessRecord&, const ProcessRecord&) = default;
+};
+
+// The name of one thread of a run's process (e.g. "thread 402 (python3)"), by (pid, thread id).
+struct ThreadRecord {
+  uint32_t pid = 0;
+  uint32_t thread_id = 0;
+  StringId name = kNoString;
+  friend bool operator==(const ThreadRecord&, const ThreadRecord&) = default;
+};
+
+// A text a run carries for the tools that wrote it, by key (e.g. "chrome.header": the top-level
+// members of an imported trace that no column holds, as JSON).
+struct RunExtraRecord {
+  std::string key;
+  std::string value;
+  friend bool operator==(const RunExtraRecord&, const RunExtraRecord&) = default;
 };
 
 }  // namespace fusionscope::storage
