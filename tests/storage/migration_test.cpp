@@ -2,6 +2,7 @@
 // read-write: version 1 from a frozen copy of its layout, version 3 from a file that version wrote.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "file_guards.h"
@@ -205,6 +206,7 @@ TEST(StoreMigration, V3FileOpensReadOnlyUnchangedAndVerified) {
     EXPECT_EQ(store.schema_version(), 3);
     EXPECT_EQ(store.runs().size(), std::size(kV3Runs));
     expect_v3_runs(store);
+    EXPECT_EQ(store.quick_check(), std::vector<std::string>{});
   }
   EXPECT_TRUE(testing::snapshot(path) == before);
 }
@@ -236,6 +238,8 @@ TEST(StoreMigration, V3FileIsMigratedWhenOpenedReadWriteAndTakesNewRuns) {
   }
   EXPECT_EQ(testing::raw_int(path, "PRAGMA user_version"), SessionStore::current_schema_version());
   SessionStore store = SessionStore::open(path);
+  // Its tables are now defined as version 4 defines them.
+  EXPECT_EQ(store.quick_check(), std::vector<std::string>{});
   ASSERT_EQ(store.runs().size(), std::size(kV3Runs) + 1);
   expect_v3_runs(store);
   const RunData d = store.load_run(added);
