@@ -1,6 +1,8 @@
 // The app's display-free parts: opening sessions (a synthetic one written through the store, a
 // corrupt file), naming runs on the command line, default picks for the views, the file
 // browser's listing, recent files.
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +109,43 @@ TEST(Session, TheBackgroundCheckSaysWhenTheFileIsDamaged) {
   EXPECT_FALSE(app.session->damage.empty());
   EXPECT_EQ(app.error.title, "The session file is damaged");
   EXPECT_NE(app.error.message.find("damaged.fsdb"), std::string::npos);
+}
+
+// A run whose records were changed behind the store's back is listed with the reason and without
+// its figures; the other runs load as before.
+TEST(Session, ADamagedRunIsListedWithTheReasonAndNoFigures) {
+  const fs::path path = synthetic_session(fusionscope::testing::scratch_dir());
+  const auto intact = open_session(path);
+  ASSERT_EQ(intact->runs.size(), 4u);
+  const int64_t damaged_id = intact->runs[1]->data.info.id;
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const std::string sql =
+        "UPDATE kernels SET end_ns = end_ns + 1 WHERE rowid = (SELECT "
+        "min(rowid) FROM kernels WHERE run_id = " +
+        std::to_string(damaged_id) + ")";
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+  }
+  AppState app;
+  ASSERT_TRUE(open_session_file(app, path));
+  ASSERT_EQ(app.session->runs.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const LoadedRun& run = *app.session->runs[i];
+    const LoadedRun& before = *intact->runs[i];
+    SCOPED_TRACE(run.data.info.name);
+    ASSERT_EQ(run.data.info.id, before.data.info.id);
+    if (run.data.info.id == damaged_id) {
+      EXPECT_NE(run.error.find("damaged"), std::string::npos) << run.error;
+      EXPECT_FALSE(before.data.kernels.empty());
+      EXPECT_TRUE(run.data.kernels.empty());
+    } else {
+      EXPECT_EQ(run.error, before.error);
+      EXPECT_EQ(run.data.kernels, before.data.kernels);
+    }
+  }
 }
 
 TEST(Session, DefaultsPickTheFusionPair) {

@@ -3,6 +3,7 @@
 // operation it makes, one moment per child; or the disk fills at each moment. Whatever the
 // moment, the session opens, passes quick_check, the old run is intact and verified, and the new
 // run is either absent, interrupted, or complete with every record: never complete and short.
+// A whole-or-nothing writer (an import's) leaves no run, not a record of it, or a complete one.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,10 +30,12 @@ using testing::Fault;
 
 constexpr size_t kBatches = 4, kPerBatch = 400;
 
+using Visibility = RunWriter::Visibility;
+
 // The work that is interrupted: open the session, add one run in batches, commit, close.
-void append_run(const fs::path& path) {
+void append_run(const fs::path& path, Visibility visibility) {
   SessionStore store = SessionStore::open(path, OpenMode::kReadWrite);
-  RunWriter run(store, testing::sample_run("appended"));
+  RunWriter run(store, testing::sample_run("appended"), visibility);
   for (size_t b = 0; b < kBatches; ++b) {
     std::vector<KernelRecord> batch(kPerBatch);
     const StringId name = store.intern("kernel of batch " + std::to_string(b));
@@ -110,6 +113,10 @@ void check_after(const fs::path& path, int64_t old_run, const RunData& old_data,
   ASSERT_LE(runs.size(), 2u);
   if (runs.size() == 1) {
     ++outcome.absent;
+    // Nothing of it is left either: its row and records went with the read-write open.
+    EXPECT_EQ(testing::raw_int(path, "SELECT count(*) FROM runs"), 1);
+    EXPECT_EQ(testing::raw_int(path, "SELECT count(*) FROM kernels"),
+              static_cast<int64_t>(old_data.kernels.size()));
     return;
   }
   const RunData added = store.load_run(runs[1].id);
@@ -125,7 +132,9 @@ void check_after(const fs::path& path, int64_t old_run, const RunData& old_data,
   }
 }
 
-void kill_at_every_moment(Fault fault, const char* what) {
+Outcome kill_at_every_moment(Fault fault, const char* what,
+                             Visibility visibility = Visibility::kWhileWriting) {
+  Outcome outcome;
   const fs::path dir = fusionscope::testing::scratch_dir();
   int64_t old_run = 0;
   const fs::path base = base_session(dir, &old_run);
@@ -136,19 +145,19 @@ void kill_at_every_moment(Fault fault, const char* what) {
   fs::copy_file(base, path);
   int64_t total = 0;
   const int dry = run_child(
-      Fault::kNone, -1, [&] { append_run(path); }, &total);
-  ASSERT_TRUE(WIFEXITED(dry) && WEXITSTATUS(dry) == 0);
-  ASSERT_GT(total, 10);
+      Fault::kNone, -1, [&] { append_run(path, visibility); }, &total);
+  EXPECT_TRUE(WIFEXITED(dry) && WEXITSTATUS(dry) == 0);
+  EXPECT_GT(total, 10);
+  if (::testing::Test::HasFailure()) return outcome;
   fs::remove(path);
 
-  Outcome outcome;
   int64_t moments = 0;
   for (int64_t at = 0; at <= total; ++at) {
     fs::remove(path);
     for (const char* s : {"-wal", "-shm"}) fs::remove(path.string() + s);
     fs::copy_file(base, path);
     const int status = run_child(
-        fault, at, [&] { append_run(path); }, nullptr);
+        fault, at, [&] { append_run(path, visibility); }, nullptr);
     const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
     if (at < total) {
       EXPECT_TRUE(killed) << "operation " << at << " of " << total;
@@ -163,16 +172,33 @@ void kill_at_every_moment(Fault fault, const char* what) {
       what, static_cast<long long>(total), static_cast<long long>(moments), outcome.absent,
       outcome.interrupted, outcome.complete);
   EXPECT_EQ(outcome.absent + outcome.interrupted + outcome.complete, total + 1);
-  EXPECT_GT(outcome.interrupted, 0);  // the moments between batches were reached
   EXPECT_GE(outcome.complete, 1);
+  return outcome;
 }
 
 TEST(StoreCrash, AWriterKilledBeforeAnyOperationLeavesNoHalfRun) {
-  kill_at_every_moment(Fault::kKill, "killed");
+  const Outcome o = kill_at_every_moment(Fault::kKill, "killed");
+  EXPECT_GT(o.interrupted, 0);  // the moments between batches were reached
 }
 
 TEST(StoreCrash, AWriterKilledHalfWayThroughAnyWriteLeavesNoHalfRun) {
-  kill_at_every_moment(Fault::kKillTornWrite, "killed half-way through a write");
+  const Outcome o = kill_at_every_moment(Fault::kKillTornWrite, "killed half-way through a write");
+  EXPECT_GT(o.interrupted, 0);
+}
+
+// An import's writer: killed at any moment, before or half-way through any operation, it leaves
+// no run or a complete one, never an interrupted one.
+TEST(StoreCrash, AWholeOrNothingWriterKilledAtAnyMomentLeavesNoRunOrAWholeOne) {
+  for (Fault fault : {Fault::kKill, Fault::kKillTornWrite}) {
+    const Outcome o =
+        kill_at_every_moment(fault,
+                             fault == Fault::kKill ? "whole-or-nothing writer killed"
+                                                   : "whole-or-nothing writer killed half-way "
+                                                     "through a write",
+                             Visibility::kWhenComplete);
+    EXPECT_EQ(o.interrupted, 0);
+    EXPECT_GT(o.absent, 1);  // the moments before its commit were reached
+  }
 }
 
 TEST(StoreCrash, ADiskThatFillsAtAnyMomentSaysSoAndLeavesNoHalfRun) {
@@ -184,7 +210,7 @@ TEST(StoreCrash, ADiskThatFillsAtAnyMomentSaysSoAndLeavesNoHalfRun) {
   fs::copy_file(base, path);
   int64_t total = 0;
   ASSERT_EQ(run_child(
-                Fault::kNone, -1, [&] { append_run(path); }, &total),
+                Fault::kNone, -1, [&] { append_run(path, Visibility::kWhileWriting); }, &total),
             0);
 
   Outcome outcome;
@@ -199,7 +225,7 @@ TEST(StoreCrash, ADiskThatFillsAtAnyMomentSaysSoAndLeavesNoHalfRun) {
     testing::install_fault_vfs(&plan);
     std::string error;
     try {
-      append_run(path);
+      append_run(path, Visibility::kWhileWriting);
     } catch (const StoreError& e) {
       error = e.what();
     }

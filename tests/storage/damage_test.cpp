@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -137,6 +138,41 @@ TEST(StoreDamage, BrokenStructureFailsQuickCheckAndIsNotWritten) {
     seen = true;
   }
   EXPECT_TRUE(seen);
+}
+
+// A table's definition changed in the file (one letter of "INTEGER PRIMARY KEY", still valid SQL,
+// but the id is then no longer the row's id and every string reads as NULL's) or one of its
+// indexes gone: quick_check names it, and nothing is written into the file.
+TEST(StoreDamage, AChangedDefinitionIsCaughtAndNotWritten) {
+  const fs::path dir = fusionscope::testing::scratch_dir();
+  const fs::path path = two_run_session(dir);
+  EXPECT_TRUE(SessionStore::open(path).quick_check().empty());
+  fs::copy_file(path, dir / "no_index.fsdb");
+  testing::raw_exec(path,
+                    "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, "
+                    "'INTEGER PRIMARY KEY', 'INTEGER PRIMARI KEY') WHERE name = 'strings'; "
+                    "PRAGMA writable_schema = OFF");
+  testing::raw_exec(dir / "no_index.fsdb", "DROP INDEX kernels_by_run_start");
+  const struct {
+    fs::path file;
+    const char* found;
+  } cases[] = {{path, "the definition of 'strings' differs from fusionscope's"},
+               {dir / "no_index.fsdb", "the definition of 'kernels_by_run_start' is missing"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file.filename().string());
+    const std::vector<std::string> problems = SessionStore::open(c.file).quick_check();
+    EXPECT_NE(std::find(problems.begin(), problems.end(), c.found), problems.end())
+        << (problems.empty() ? "nothing found" : problems[0]);
+    const testing::FileSnapshot before = testing::snapshot(c.file);
+    try {
+      SessionStore::open(c.file, OpenMode::kReadWrite);
+      ADD_FAILURE() << "opened for writing";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find("is damaged, so nothing is written"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(testing::snapshot(c.file).bytes == before.bytes);  // not a byte written
+  }
 }
 
 }  // namespace
