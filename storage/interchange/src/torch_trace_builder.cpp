@@ -37,12 +37,25 @@ enum class Category {
   kTracerOverhead,
 };
 
+// Whether a number's text has an exponent (1e400). (Not find_first_of: it searches the set of
+// characters once for every character of the text.)
+bool has_exponent(std::string_view number) {
+  for (char c : number)
+    if (c == 'e' || c == 'E') return true;
+  return false;
+}
+
 // Kineto's categories, with the names older PyTorch releases used.
 Category classify(std::string_view cat) {
   // Kineto writes these exactly; the lower-casing below is for older and other writers.
   if (cat == "cpu_op") return Category::kCpuOp;
   if (cat == "kernel") return Category::kKernel;
   if (cat == "cuda_runtime") return Category::kRuntime;
+  if (cat == "cuda_driver") return Category::kDriver;
+  if (cat == "gpu_memset") return Category::kMemset;
+  if (cat == "gpu_memcpy") return Category::kMemcpy;
+  if (cat == "user_annotation") return Category::kUserAnnotation;
+  if (cat == "gpu_user_annotation") return Category::kGpuAnnotation;
   if (cat == "ac2g" || cat == "python_function") return Category::kOther;
   std::string c(cat);
   std::transform(c.begin(), c.end(), c.begin(),
@@ -332,9 +345,7 @@ void TorchTraceBuilder::on_event(std::string_view text) {
   const EventFields& e = fields_;
   // A number no double can hold makes the event unreadable, whatever its kind.
   for (const FieldValue* v : {&e.ts, &e.dur}) {
-    if (v->kind != Kind::kNumber || v->text.find_first_of("eE") == std::string_view::npos) {
-      continue;
-    }
+    if (v->kind != Kind::kNumber || !has_exponent(v->text)) continue;
     const auto n = parse_json_number(v->text);
     if (n && n->overflows_double) {
       skip(std::string("skipped event: `") + (v == &e.ts ? "ts" : "dur") +
@@ -401,7 +412,11 @@ void TorchTraceBuilder::cpu_place(uint32_t& pid, uint32_t& thread, bool& ok, boo
 void TorchTraceBuilder::count_input_types(const FieldValue& input_type) {
   if (input_type.kind != Kind::kArray) return;
   // Counted per distinct text: operators repeat the same inputs step after step.
-  ++input_type_texts_[std::string(input_type.raw)];
+  if (const auto it = input_type_texts_.find(input_type.raw); it != input_type_texts_.end()) {
+    ++it->second;
+  } else {
+    input_type_texts_.emplace(std::string(input_type.raw), 1);
+  }
 }
 
 void TorchTraceBuilder::complete_event(const EventFields& f) {
@@ -820,15 +835,14 @@ void TorchTraceBuilder::gather_range_facts() {
   ranges_in_facts_ = out_.ranges.size();
 }
 
-std::vector<storage::RangeRecord> TorchTraceBuilder::release_ranges() {
+void TorchTraceBuilder::release_ranges(std::vector<storage::RangeRecord>& into) {
   gather_range_facts();
-  std::vector<storage::RangeRecord> released;
+  into.clear();
   // The next batch is about as large as this one: room for it at once.
-  released.reserve(out_.ranges.size());
-  released.swap(out_.ranges);
+  into.reserve(out_.ranges.size());
+  into.swap(out_.ranges);
   ranges_in_facts_ = 0;
-  ranges_released_ += released.size();
-  return released;
+  ranges_released_ += into.size();
 }
 
 void TorchTraceBuilder::finish(std::string_view source) {

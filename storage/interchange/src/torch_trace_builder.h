@@ -22,6 +22,7 @@
 #include "event_scanner.h"
 #include "event_view.h"
 #include "fusionscope/interchange/torch_trace_import.h"
+#include "text_hash.h"
 #include "trace_linker.h"
 
 namespace fusionscope::interchange::detail {
@@ -60,10 +61,11 @@ class TorchTraceBuilder : public ScanSink {
 
   storage::StringId intern(std::string_view text);
 
-  // Hands over the ranges read so far, keeping of them only what linking needs (RangeFacts): a
-  // streamed import writes them as it reads. Only once the time base is known (their times are
-  // final then).
-  std::vector<storage::RangeRecord> release_ranges();
+  // Hands over the ranges read so far into `into`, keeping of them only what linking needs
+  // (RangeFacts): a streamed import writes them as it reads. Only once the time base is known
+  // (their times are final then). The ranges read next go into `into`'s buffer, emptied: a
+  // buffer handed back by the writer is used again rather than allocated anew.
+  void release_ranges(std::vector<storage::RangeRecord>& into);
 
   // Whether the header gave a usable time base (baseTimeNanoseconds) before the events: then
   // ranges, and API calls with their correlation id, are final as soon as they are read.
@@ -105,12 +107,9 @@ class TorchTraceBuilder : public ScanSink {
   bool events_begun_ = false;
   bool base_known_ = false;
   int64_t base_ns_ = 0;
-  struct TextHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   std::unordered_map<std::string, storage::StringId, TextHash, std::equal_to<>> string_ids_;
-  std::unordered_map<std::string, uint64_t> input_type_texts_;  // `Input type` JSON -> count
+  // `Input type` JSON -> count
+  std::unordered_map<std::string, uint64_t, TextHash, std::equal_to<>> input_type_texts_;
   std::unordered_map<storage::StringId, storage::StringId> demangled_names_;  // mangled -> plain
   std::map<std::string, uint64_t> skipped_;
   std::map<std::string, uint64_t> notes_;

@@ -75,9 +75,11 @@ class ReadingBuilder final : public detail::TorchTraceBuilder {
   // calls whose correlation id the event carried (linking fills only those it did not); after
   // it, every record left. Strings named from the last hand-over on come along.
   detail::RecordBatch take_final(bool all) {
-    detail::RecordBatch b;
+    // In buffers the writer is done with, when it has some: the pages stay in use rather than
+    // being given back and faulted in again (zeroed) batch after batch.
+    detail::RecordBatch b = writer_ != nullptr ? writer_->take_spare() : detail::RecordBatch{};
     // Ranges leave the trace as they go (what linking needs of them stays in the builder).
-    b.ranges = release_ranges();
+    release_ranges(b.ranges);
     const auto& calls = trace_.api_calls;
     for (size_t i = calls_seen_; i < calls.size(); ++i) {
       if (calls[i].correlation_id != 0 || all) {

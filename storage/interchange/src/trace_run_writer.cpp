@@ -59,6 +59,14 @@ void TraceRunWriter::push(RecordBatch batch) {
   changed_.notify_all();
 }
 
+RecordBatch TraceRunWriter::take_spare() {
+  std::lock_guard lock(mutex_);
+  if (spares_.empty()) return {};
+  RecordBatch b = std::move(spares_.back());
+  spares_.pop_back();
+  return b;
+}
+
 int64_t TraceRunWriter::finish(RecordBatch last, RunEnding ending, uint64_t records_total) {
   const auto start = Clock::now();
   ImportProgress p;
@@ -111,6 +119,16 @@ void TraceRunWriter::run() {
       }
       changed_.notify_all();
       write(item);
+      if (!item.ending) {
+        RecordBatch& b = item.batch;
+        b.strings.clear();
+        b.kernels.clear();
+        b.api_calls.clear();
+        b.ranges.clear();
+        b.memops.clear();
+        std::lock_guard lock(mutex_);
+        if (spares_.size() < kQueueDepth) spares_.push_back(std::move(b));
+      }
       if (item.ending) {
         {
           std::lock_guard lock(mutex_);
@@ -156,12 +174,17 @@ void TraceRunWriter::write(Item& item) {
   }
   for (auto& m : b.memops) m.extra = id(m.extra);
 
-  // Each a transaction of its own, with a chance to stop between them.
-  auto add = [this](const auto& records, auto add_to_run) {
+  // Each a transaction of its own, with a chance to stop between them. Each goes in in start
+  // order, as RunWriter puts them: sorted here, in the batch, rather than copied there.
+  auto add = [this](auto& records, auto add_to_run) {
     for (size_t i = 0; i < records.size(); i += kTransaction) {
       check_cancel();
       const size_t n = std::min(kTransaction, records.size() - i);
-      add_to_run(std::span(records).subspan(i, n));
+      const auto part = std::span(records).subspan(i, n);
+      auto by_start = [](const auto& x, const auto& y) { return x.start_ns < y.start_ns; };
+      if (!std::is_sorted(part.begin(), part.end(), by_start))
+        std::stable_sort(part.begin(), part.end(), by_start);
+      add_to_run(part);
       written_.fetch_add(n, std::memory_order_relaxed);
     }
   };

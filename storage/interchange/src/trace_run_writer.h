@@ -73,6 +73,10 @@ class TraceRunWriter {
   // Records written so far.
   uint64_t written() const { return written_.load(std::memory_order_relaxed); }
 
+  // An empty batch, whose vectors keep the room of a batch already written when there is one
+  // (for the next push: its buffers are reused rather than allocated and faulted in anew).
+  RecordBatch take_spare();
+
  private:
   struct Item {
     RecordBatch batch;
@@ -90,6 +94,7 @@ class TraceRunWriter {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Item> queue_;
+  std::vector<RecordBatch> spares_;  // written batches, emptied, their room kept
   bool closing_ = false;  // no more items; stop after the queued ones (or at once if failed)
   bool done_ = false;     // the thread has committed the run
   std::atomic<bool> failed_{false};
