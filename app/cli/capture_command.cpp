@@ -15,6 +15,7 @@
 #include "fusionscope/lab/lab.h"
 #include "fusionscope/profiler/device_info.h"
 #include "fusionscope/storage/session_store.h"
+#include "session_output.h"
 
 namespace fusionscope::cli {
 namespace {
@@ -188,20 +189,9 @@ int run_capture(const CaptureOptions& o) {
     return 1;
   }
 
-  std::unique_ptr<storage::SessionStore> store;
-  try {
-    if (std::filesystem::exists(out)) {
-      store = std::make_unique<storage::SessionStore>(
-          storage::SessionStore::open(out, storage::OpenMode::kReadWrite));
-    } else {
-      storage::SessionInfo info;
-      info.name = file.session_name.empty() ? out.stem().string() : file.session_name;
-      store = std::make_unique<storage::SessionStore>(storage::SessionStore::create(out, info));
-    }
-  } catch (const storage::StoreError& e) {
-    std::fprintf(stderr, "fusionscope capture: %s\n", e.what());
-    return 1;
-  }
+  const std::unique_ptr<storage::SessionStore> store =
+      open_capture_output(out, file.session_name.empty() ? out.stem().string() : file.session_name);
+  if (!store) return 1;
 
   lab::Lab lab(lab::make_runner_executor(),
                o.no_trace ? lab::make_no_capture("tracing was turned off (--no-trace)")

@@ -9,6 +9,7 @@
 
 #include "fusionscope/lab/program_capture.h"
 #include "fusionscope/storage/session_store.h"
+#include "session_output.h"
 
 namespace fusionscope::cli {
 namespace {
@@ -78,20 +79,8 @@ int run_program_capture(const ProgramCaptureCli& o) {
                  out.c_str());
     return 2;
   }
-  std::unique_ptr<storage::SessionStore> store;
-  try {
-    if (std::filesystem::exists(out)) {
-      store = std::make_unique<storage::SessionStore>(
-          storage::SessionStore::open(out, storage::OpenMode::kReadWrite));
-    } else {
-      storage::SessionInfo info;
-      info.name = out.stem().string();
-      store = std::make_unique<storage::SessionStore>(storage::SessionStore::create(out, info));
-    }
-  } catch (const storage::StoreError& e) {
-    std::fprintf(stderr, "fusionscope capture: %s\n", e.what());
-    return 1;
-  }
+  std::unique_ptr<storage::SessionStore> store = open_capture_output(out, out.stem().string());
+  if (!store) return 1;
 
   // Ctrl-C stops the command (it runs in its own process group) and keeps what was traced.
   std::signal(SIGINT, on_stop_signal);
