@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <functional>
@@ -157,6 +158,27 @@ TEST(TorchImportStream, EscapedQuotesAndBracketsInsideStringsAcrossChunks) {
   ASSERT_EQ(whole.kernels.size(), 2u);
   EXPECT_EQ(whole.str(whole.kernels[0].name), "k\"}]{[\\\"\xc3\xa9");
   for (size_t chunk = 1; chunk < text.size(); ++chunk) {
+    expect_same(whole, parse(text, chunk), "chunks of " + std::to_string(chunk));
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Brackets inside strings with no escape near them, in strings that run over several 64-byte
+// blocks of the scanner and begin or end anywhere within one: the strings' quotes alone say the
+// brackets are text.
+TEST(TorchImportStream, BracketsInsideLongStringsWithoutEscapesAcrossChunks) {
+  std::string name = "k";
+  for (int i = 0; i < 40; ++i) name += i % 3 == 0 ? "}]" : (i % 3 == 1 ? "{[x" : "]] ,\"");
+  name.erase(std::remove(name.begin(), name.end(), '"'), name.end());
+  name.erase(std::remove(name.begin(), name.end(), '\\'), name.end());
+  const std::string event = R"({"ph": "X", "cat": "kernel", "name": ")" + name +
+                            R"(", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {"note": )" +
+                            R"(["}", "[[", "{\"a\": 1}", ")" + name + R"("], "stream": 7}})";
+  const std::string text = R"({"traceEvents": [)" + event + "," + event + "]}";
+  const TorchTrace whole = parse(text, 1 << 20);
+  ASSERT_EQ(whole.kernels.size(), 2u);
+  EXPECT_EQ(whole.str(whole.kernels[0].name), name);
+  for (size_t chunk = 1; chunk < text.size(); chunk += chunk < 200 ? 1 : 7) {
     expect_same(whole, parse(text, chunk), "chunks of " + std::to_string(chunk));
     if (HasFatalFailure()) return;
   }

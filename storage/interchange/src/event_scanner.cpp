@@ -28,10 +28,16 @@ bool ends_scalar(char c) {
          is_space(c);
 }
 
-// Bit i set when p[i] is one of `"`, `\`, `{`, `}`, `[`, `]`: the only bytes that change the
-// structure of JSON text (between them are numbers, literals, separators and string contents).
+// The bytes of 64 that change the structure of JSON text (between them are numbers, literals,
+// separators and string contents), one mask of each kind: bit i set when p[i] is one.
+struct BlockMasks {
+  uint64_t quote = 0, backslash = 0, open = 0, close = 0;  // `"`, `\`, `{` or `[`, `}` or `]`
+  uint64_t special() const { return quote | backslash | open | close; }
+};
+
 // Reads 64 bytes from p; the caller masks off bits past its data (the window is padded).
-uint64_t special_mask(const char* p) {
+BlockMasks block_masks(const char* p) {
+  BlockMasks m;
 #if defined(__SSE2__)
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
@@ -39,26 +45,39 @@ uint64_t special_mask(const char* p) {
   const __m128i lower = _mm_set1_epi8(0x20);
   const __m128i open = _mm_set1_epi8('{');
   const __m128i close = _mm_set1_epi8('}');
-  uint64_t mask = 0;
+  auto bits = [](__m128i hits, int i) {
+    return static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(hits))) << (16 * i);
+  };
   for (int i = 0; i < 4; ++i) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
     const __m128i folded = _mm_or_si128(v, lower);
-    const __m128i hits =
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                     _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
-    mask |= static_cast<uint64_t>(static_cast<uint32_t>(_mm_movemask_epi8(hits))) << (16 * i);
+    m.quote |= bits(_mm_cmpeq_epi8(v, quote), i);
+    m.backslash |= bits(_mm_cmpeq_epi8(v, backslash), i);
+    m.open |= bits(_mm_cmpeq_epi8(folded, open), i);
+    m.close |= bits(_mm_cmpeq_epi8(folded, close), i);
   }
-  return mask;
 #else
-  uint64_t mask = 0;
   for (int i = 0; i < 64; ++i) {
     const char c = p[i];
-    if (c == '"' || c == '\\' || c == '{' || c == '}' || c == '[' || c == ']') {
-      mask |= uint64_t{1} << i;
-    }
+    const uint64_t bit = uint64_t{1} << i;
+    if (c == '"') m.quote |= bit;
+    if (c == '\\') m.backslash |= bit;
+    if (c == '{' || c == '[') m.open |= bit;
+    if (c == '}' || c == ']') m.close |= bit;
   }
-  return mask;
 #endif
+  return m;
+}
+
+// Bit i of the result: the parity of the bits 0..i of x.
+uint64_t prefix_xor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
 }
 
 std::string byte_words(char c) {
@@ -138,12 +157,39 @@ bool EventScanner::scan_value(ValueState& st) const {
     st.at = static_cast<size_t>(p - begin);
     return p < end || ended_;
   }
-  // 64 bytes at a time: the mask of structural bytes, walked bit by bit.
+  // 64 bytes at a time: the masks of structural bytes.
   const char* resume = p;  // bytes before this are escaped string contents
   while (p < end) {
     const size_t block = std::min<size_t>(64, static_cast<size_t>(end - p));
-    uint64_t mask = special_mask(p);
-    if (block < 64) mask &= (uint64_t{1} << block) - 1;
+    const uint64_t in_block = block < 64 ? (uint64_t{1} << block) - 1 : ~uint64_t{0};
+    const BlockMasks m = block_masks(p);
+    // Inside an object or array, or at the bracket that opens one (a string value, which ends
+    // at a quote, is never in it).
+    const bool nested = st.depth > 0 || (!st.in_string && (*p == '{' || *p == '['));
+    if ((m.backslash & in_block) == 0 && resume <= p && nested) {
+      // The common block, without escapes: the quotes delimit the strings (a bracket is inside
+      // one when an odd number of quotes, counting the open string's, precede it), so only the
+      // brackets outside strings are walked.
+      const uint64_t quotes = m.quote & in_block;
+      const uint64_t inside = prefix_xor(quotes) ^ (st.in_string ? ~uint64_t{0} : 0);
+      uint64_t brackets = (m.open | m.close) & in_block & ~inside;
+      while (brackets != 0) {
+        const int i = __builtin_ctzll(brackets);
+        brackets &= brackets - 1;
+        if ((m.open >> i) & 1) {
+          if (++st.depth > st.max_depth) st.max_depth = st.depth;
+        } else if (--st.depth <= 0) {
+          st.in_string = false;
+          st.at = static_cast<size_t>(p + i + 1 - begin);
+          return true;
+        }
+      }
+      if (__builtin_popcountll(quotes) & 1) st.in_string = !st.in_string;
+      p += block;
+      continue;
+    }
+    // A block with a backslash (or a value not yet open): byte by byte through the mask.
+    uint64_t mask = m.special() & in_block;
     while (mask != 0) {
       const char* s = p + __builtin_ctzll(mask);
       mask &= mask - 1;
