@@ -1,10 +1,48 @@
 #include "event_extra.h"
 
+#include <cstdint>
+#include <cstring>
+
 #include <simdjson.h>
 
 namespace fusionscope::interchange::detail {
 
+namespace {
+
+// Whether any of the eight bytes of `w` is a control character, a quote or a backslash: each
+// test is the classic "has a zero byte" bit trick, exact as to whether there is one.
+bool word_needs_escape(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t x) { return ((x - kOnes) & ~x & kHighs) != 0; };
+  const bool control = ((w - kOnes * 0x20) & ~w & kHighs) != 0;
+  return control || has_zero(w ^ (kOnes * '"')) || has_zero(w ^ (kOnes * '\\'));
+}
+
+// Whether `text` holds a byte that JSON must escape.
+bool needs_escape(std::string_view text) {
+  size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, text.data() + i, 8);
+    if (word_needs_escape(w)) return true;
+  }
+  for (; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == '"' || c == '\\') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view text) {
+  if (!needs_escape(text)) {
+    // Keys and texts almost never need escaping: one append.
+    out += '"';
+    out += text;
+    out += '"';
+    return;
+  }
   out.push_back('"');
   size_t plain = 0;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -40,33 +78,59 @@ void append_json_string(std::string& out, std::string_view text) {
   out.push_back('"');
 }
 
-void ExtraText::add_member(std::string_view key, std::string_view raw) {
-  if (!top_.empty()) top_ += ", ";
-  append_json_string(top_, key);
-  top_ += ": ";
-  top_ += raw;
+namespace {
+
+char* put(char* p, std::string_view text) {
+  std::memcpy(p, text.data(), text.size());
+  return p + text.size();
 }
 
-void ExtraText::add_arg(std::string_view key, std::string_view raw) {
-  if (!args_.empty()) args_ += ", ";
-  append_json_string(args_, key);
-  args_ += ": ";
-  args_ += raw;
+}  // namespace
+
+void ExtraText::append_member(Buffer& to, std::string_view key, std::string_view raw) {
+  const bool plain = !needs_escape(key);
+  if (!plain) {
+    escaped_.clear();
+    append_json_string(escaped_, key);
+  }
+  const size_t key_bytes = plain ? key.size() + 2 : escaped_.size();
+  char* p = to.room(2 + key_bytes + 2 + raw.size());
+  if (!to.empty()) {
+    *p++ = ',';
+    *p++ = ' ';
+  }
+  if (plain) {
+    *p++ = '"';
+    p = put(p, key);
+    *p++ = '"';
+  } else {
+    p = put(p, escaped_);
+  }
+  *p++ = ':';
+  *p++ = ' ';
+  p = put(p, raw);
+  to.commit(p);
 }
 
 std::string_view ExtraText::text() {
   out_.clear();
   if (empty()) return {};
-  out_ += '{';
-  out_ += top_;
+  constexpr std::string_view kArgs = "\"args\": {";
+  char* p = out_.room(top_.size() + args_.size() + kArgs.size() + 6);
+  *p++ = '{';
+  p = put(p, top_.view());
   if (!args_.empty()) {
-    if (!top_.empty()) out_ += ", ";
-    out_ += "\"args\": {";
-    out_ += args_;
-    out_ += '}';
+    if (!top_.empty()) {
+      *p++ = ',';
+      *p++ = ' ';
+    }
+    p = put(p, kArgs);
+    p = put(p, args_.view());
+    *p++ = '}';
   }
-  out_ += '}';
-  return out_;
+  *p++ = '}';
+  out_.commit(p);
+  return out_.view();
 }
 
 namespace {

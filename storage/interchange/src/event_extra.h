@@ -6,6 +6,7 @@
 // object back and writes its members into the event, in place of its own of the same key.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,15 +25,37 @@ class ExtraText {
     args_.clear();
   }
   // A top-level member (`key` unescaped, `raw` the value's JSON text).
-  void add_member(std::string_view key, std::string_view raw);
+  void add_member(std::string_view key, std::string_view raw) { append_member(top_, key, raw); }
   // A member of `args`.
-  void add_arg(std::string_view key, std::string_view raw);
+  void add_arg(std::string_view key, std::string_view raw) { append_member(args_, key, raw); }
   bool empty() const { return top_.empty() && args_.empty(); }
   // The object's text; empty when nothing was added. Valid until the next change.
   std::string_view text();
 
  private:
-  std::string top_, args_, out_;
+  // Text appended to, its room kept from event to event: a member is written with one check for
+  // room rather than one per piece (every event of a trace adds a dozen members).
+  class Buffer {
+   public:
+    void clear() { size_ = 0; }
+    bool empty() const { return size_ == 0; }
+    size_t size() const { return size_; }
+    std::string_view view() const { return {bytes_.data(), size_}; }
+    // Where `n` more bytes go; commit() their end once written.
+    char* room(size_t n) {
+      if (size_ + n > bytes_.size()) bytes_.resize(std::max(bytes_.size() * 2, size_ + n));
+      return bytes_.data() + size_;
+    }
+    void commit(const char* end) { size_ = static_cast<size_t>(end - bytes_.data()); }
+
+   private:
+    std::vector<char> bytes_;
+    size_t size_ = 0;
+  };
+  void append_member(Buffer& to, std::string_view key, std::string_view raw);
+
+  Buffer top_, args_, out_;
+  std::string escaped_;  // a key that needs escaping, escaped
 };
 
 // An extra object read back: its top-level members and those of its `args`, with their JSON

@@ -82,16 +82,21 @@ void EventView::reset(const EventFields& f) {
   arg_index_.fill(kAbsentIndex);
   top_index_.fill(kAbsentIndex);
   args_consumed_ = top_consumed_ = 0;
-  for (size_t i = 0; i < f.arg_members.size() && i < 0x7fff; ++i) {
-    const ArgKey k = arg_key_of(f.arg_members[i].key);
+  // The role of each member, found once here for write_extra() as well.
+  arg_keys_.resize(f.arg_members.size());
+  top_keys_.resize(f.members.size());
+  for (size_t i = 0; i < f.arg_members.size(); ++i) {
+    const ArgKey k = i < 0x7fff ? arg_key_of(f.arg_members[i].key) : ArgKey::kCount;
+    arg_keys_[i] = k;
     if (k == ArgKey::kCount) continue;
     int16_t& at = arg_index_[static_cast<size_t>(k)];
     at = at == kAbsentIndex ? static_cast<int16_t>(i) : kRepeated;
     // The last one counts, as in most JSON readers.
     arg_value_[static_cast<size_t>(k)] = f.arg_members[i].value;
   }
-  for (size_t i = 0; i < f.members.size() && i < 0x7fff; ++i) {
-    const TopKey k = top_key_of(f.members[i].key);
+  for (size_t i = 0; i < f.members.size(); ++i) {
+    const TopKey k = i < 0x7fff ? top_key_of(f.members[i].key) : TopKey::kCount;
+    top_keys_[i] = k;
     if (k == TopKey::kCount) continue;
     int16_t& at = top_index_[static_cast<size_t>(k)];
     at = at == kAbsentIndex ? static_cast<int16_t>(i) : kRepeated;
@@ -127,7 +132,7 @@ void EventView::write_extra(ExtraText& out) const {
   out.clear();
   for (size_t i = 0; i < f_->members.size(); ++i) {
     const ArgMember& m = f_->members[i];
-    const TopKey k = top_key_of(m.key);
+    const TopKey k = top_keys_[i];
     if (k != TopKey::kCount && (top_consumed_ & bit(k)) != 0 &&
         top_index_[static_cast<size_t>(k)] == static_cast<int16_t>(i)) {
       continue;
@@ -139,7 +144,7 @@ void EventView::write_extra(ExtraText& out) const {
     out.add_member("args", f_->args.raw);
   for (size_t i = 0; i < f_->arg_members.size(); ++i) {
     const ArgMember& m = f_->arg_members[i];
-    const ArgKey k = arg_key_of(m.key);
+    const ArgKey k = arg_keys_[i];
     if (k != ArgKey::kCount && (args_consumed_ & bit(k)) != 0 &&
         arg_index_[static_cast<size_t>(k)] == static_cast<int16_t>(i)) {
       continue;

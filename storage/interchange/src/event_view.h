@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "event_extra.h"
 #include "event_fields.h"
@@ -62,8 +63,10 @@ class EventView {
   std::array<int16_t, static_cast<size_t>(ArgKey::kCount)> arg_index_{};
   std::array<int16_t, static_cast<size_t>(TopKey::kCount)> top_index_{};
   std::array<FieldValue, static_cast<size_t>(ArgKey::kCount)> arg_value_{};
-  uint32_t args_consumed_ = 0;  // bit per ArgKey
-  uint32_t top_consumed_ = 0;   // bit per TopKey
+  std::vector<ArgKey> arg_keys_;  // the role of each member of `args` (kCount: none)
+  std::vector<TopKey> top_keys_;  // the role of each top-level member
+  uint32_t args_consumed_ = 0;    // bit per ArgKey
+  uint32_t top_consumed_ = 0;     // bit per TopKey
 };
 
 // A non-negative integer written as plain digits without leading zeros ("0", "42"): the form

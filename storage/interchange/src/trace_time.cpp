@@ -55,6 +55,18 @@ std::optional<int64_t> micros_text_to_ns(std::string_view text) {
     return micros_to_ns(value);
   }
 
+  if (int_end - int_begin <= 15) {
+    // The common case, without overflow checks: 10^15 - 1 microseconds in nanoseconds (plus one
+    // for rounding) is far below 2^63.
+    int64_t ns = 0;
+    for (size_t k = int_begin; k < int_end; ++k) ns = ns * 10 + (text[k] - '0');
+    ns *= 1000;
+    constexpr int64_t kScale[3] = {100, 10, 1};
+    for (size_t k = 0; k < 3 && frac_begin + k < frac_end; ++k)
+      ns += (text[frac_begin + k] - '0') * kScale[k];
+    if (frac_end - frac_begin > 3 && text[frac_begin + 3] >= '5') ++ns;
+    return negative ? -ns : ns;
+  }
   int64_t magnitude = 0;  // nanoseconds, as a positive number
   for (size_t k = int_begin; k < int_end; ++k) {
     if (__builtin_mul_overflow(magnitude, int64_t{10}, &magnitude) ||
