@@ -64,13 +64,19 @@ struct Viewer {
                                 },
                                 20, &s);
   }
-  // Picks the run with this name in the runs table, scrolling the table to it.
+  // Picks the run with this name in the runs table, scrolling the table to it; on failure
+  // `why` says which step did not happen.
+  std::string why;
   std::string pick_run(const std::string& name) {
     const auto store = storage::SessionStore::open(FUSIONSCOPE_SAMPLE);
     std::string id;
     for (const storage::RunInfo& r : store.runs())
       if (r.name == name) id = std::to_string(r.id);
-    if (id.empty()) return {};
+    auto fail = [&](const std::string& step) {
+      why = "picking run " + name + " (#" + id + "): " + step;
+      return std::string();
+    };
+    if (id.empty()) return fail("no such run in the session");
     const std::string row = "runs.row." + id;
     // The table shows a few rows: scroll it a notch at a time towards the run, each notch
     // seen by the app (its topmost row changes) before the next.
@@ -82,21 +88,22 @@ struct Viewer {
       return top;
     };
     for (int notches = 0; notches < 40; ++notches) {
-      if (!d.wait([](const UiState& u) { return u.has("session"); }, 10, &s)) return {};
+      if (!d.wait([&](const UiState& u) { return !topmost(u).empty(); }, 10, &s))
+        return fail("the runs table shows no row");
       if (s.has_item(row)) break;
       const std::string top = topmost(s);
-      if (top.empty()) return {};
       int x = 0, y = 0;
       std::istringstream(s.centre(top, 60)) >> x >> y;
       const bool down = std::stoll(id) > std::stoll(top.substr(9));
-      if (!d.move(x, y) || !d.wheel(down ? -1 : 1)) return {};
+      if (!d.move(x, y)) return fail("the pointer did not reach the table");
+      if (!d.wheel(down ? -1 : 1)) return fail("the wheel could not be turned");
       if (!d.wait([&](const UiState& u) { return topmost(u) != top || u.has_item(row); }, 10, &s))
-        return {};
+        return fail("the table did not scroll from " + top);
     }
-    if (d.click(row, {}, 60) &&
-        d.wait([&](const UiState& u) { return u.get("selected") == id; }, 10, &s))
-      return id;
-    return {};
+    if (!d.click(row, {}, 60)) return fail("the row could not be clicked");
+    if (!d.wait([&](const UiState& u) { return u.get("selected") == id; }, 10, &s))
+      return fail("the click did not select it");
+    return id;
   }
   ~Viewer() {
     d.key("ctrl+q");
@@ -109,7 +116,7 @@ TEST(ViewerGui, OpensOnTheTimedIterationsAndFitsAllOrThemAgain) {
   DisplayInputLock input;
   Viewer v;
   ASSERT_TRUE(v.ready()) << describe(v.s);
-  ASSERT_FALSE(v.pick_run("geglu-post / eager").empty()) << describe(v.s);
+  ASSERT_FALSE(v.pick_run("geglu-post / eager").empty()) << v.why << "\n" << describe(v.s);
   ASSERT_TRUE(
       v.d.wait([](const UiState& u) { return !u.get("timeline.iterations").empty(); }, 10, &v.s));
   const auto iterations = pair_of(v.s.get("timeline.iterations"));
@@ -152,7 +159,7 @@ TEST(ViewerGui, FindCountsTheKernelsWhoseNamesMatch) {
   Viewer v;
   ASSERT_TRUE(v.ready()) << describe(v.s);
   const std::string id = v.pick_run("geglu-post / eager");
-  ASSERT_FALSE(id.empty()) << describe(v.s);
+  ASSERT_FALSE(id.empty()) << v.why << "\n" << describe(v.s);
 
   // What the session file says: kernels of that run named like "multiply" (or of such an op).
   const auto store = storage::SessionStore::open(FUSIONSCOPE_SAMPLE);
@@ -194,7 +201,7 @@ TEST(ViewerGui, AnAreaSelectionsTotalsAreThoseOfTheKernelsInIt) {
   Viewer v;
   ASSERT_TRUE(v.ready()) << describe(v.s);
   const std::string id = v.pick_run("geglu-post / eager");
-  ASSERT_FALSE(id.empty()) << describe(v.s);
+  ASSERT_FALSE(id.empty()) << v.why << "\n" << describe(v.s);
   const auto store = storage::SessionStore::open(FUSIONSCOPE_SAMPLE);
   const storage::RunData run = store.load_run(std::stoll(id));
   // The stream with the most kernels, and its row on screen.
@@ -243,14 +250,14 @@ TEST(ViewerGui, StatisticsFollowsTheRunsTableSelection) {
   Viewer v;
   ASSERT_TRUE(v.ready()) << describe(v.s);
   const std::string first = v.pick_run("geglu-post / eager");
-  ASSERT_FALSE(first.empty()) << describe(v.s);
+  ASSERT_FALSE(first.empty()) << v.why << "\n" << describe(v.s);
   ASSERT_TRUE(v.d.click("tab.Statistics"));
   ASSERT_TRUE(v.d.wait(
       [&](const UiState& u) { return u.get("view") == "stats" && u.get("stats.run") == first; }, 10,
       &v.s))
       << describe(v.s);
   const std::string second = v.pick_run("geglu-post / gated-gemm");
-  ASSERT_FALSE(second.empty()) << describe(v.s);
+  ASSERT_FALSE(second.empty()) << v.why << "\n" << describe(v.s);
   ASSERT_TRUE(v.d.wait([&](const UiState& u) { return u.get("stats.run") == second; }, 10, &v.s))
       << describe(v.s);
 }
