@@ -104,7 +104,8 @@ void make_session(const fs::path& path, size_t kernels) {
       writer.add_kernels(batch);
       batch.clear();
     }
-    if (ranges.size() == kBatch / 5) {
+    // Ranges leave in batches once closed: the last one is still open until its fifth kernel.
+    if (j == 4 && ranges.size() == kBatch / 5) {
       writer.add_ranges(ranges);
       ranges.clear();
     }
