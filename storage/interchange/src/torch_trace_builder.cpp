@@ -711,20 +711,24 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
   }
 }
 
+bool TorchTraceBuilder::point_time(const EventFields& f, std::string_view what, int64_t& ts) {
+  if (read_time(f.ts, ts) != TimeStatus::kOk) {
+    skip("skipped " + std::string(what) + ": `ts` missing or not a usable number");
+    return false;
+  }
+  if (!base_known_) return true;
+  const auto shifted = checked_add(ts, base_ns_);
+  if (!shifted) {
+    skip("skipped " + std::string(what) + ": `ts` + baseTimeNanoseconds out of range");
+    return false;
+  }
+  ts = *shifted;
+  return true;
+}
+
 void TorchTraceBuilder::instant_event(const EventFields& f) {
   int64_t ts = 0;
-  if (read_time(f.ts, ts) != TimeStatus::kOk) {
-    skip("skipped instant event: `ts` missing or not a usable number");
-    return;
-  }
-  if (base_known_) {
-    const auto shifted = checked_add(ts, base_ns_);
-    if (!shifted) {
-      skip("skipped instant event: `ts` + baseTimeNanoseconds out of range");
-      return;
-    }
-    ts = *shifted;
-  }
+  if (!point_time(f, "instant event", ts)) return;
   storage::RangeRecord r;
   r.kind = RangeKind::kInstant;
   r.start_ns = r.end_ns = ts;
@@ -772,20 +776,8 @@ void TorchTraceBuilder::flow_event(const EventFields& f, bool is_start) {
     skip("skipped ac2g flow: no usable `id`");
     return;
   }
-  int64_t ts = 0;
-  if (read_time(f.ts, ts) != TimeStatus::kOk) {
-    skip("skipped ac2g flow: `ts` missing or not a usable number");
-    return;
-  }
-  if (base_known_) {
-    // Matched against records' starts, which carry the base already.
-    const auto shifted = checked_add(ts, base_ns_);
-    if (!shifted) {
-      skip("skipped ac2g flow: `ts` + baseTimeNanoseconds out of range");
-      return;
-    }
-    ts = *shifted;
-  }
+  int64_t ts = 0;  // matched against records' starts, which carry the base already
+  if (!point_time(f, "ac2g flow", ts)) return;
   FlowEnd end{*id, 0, 0, ts};
   if (is_start) {
     const auto thread = cpu_thread(f.tid, /*say_so=*/true);

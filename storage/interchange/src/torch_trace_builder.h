@@ -57,6 +57,9 @@ class TorchTraceBuilder : public ScanSink {
 
   // Problems counted while reading: skip() leaves the event out, note() keeps it.
   void skip(const std::string& reason);
+  // The time of a one-point event (an instant, a flow end) on the records' clock; false after
+  // skipping the event (named `what` in the reason).
+  bool point_time(const EventFields& f, std::string_view what, int64_t& ts);
   void note(const std::string& reason, uint64_t count = 1);
 
   storage::StringId intern(std::string_view text);
