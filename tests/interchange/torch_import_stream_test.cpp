@@ -444,9 +444,37 @@ TEST(TorchImportStream, AnImportsMemoryDoesNotGrowWithTheTrace) {
   const double large_peak = import_peak_mib(large);
   ASSERT_GT(small_peak, 0) << "the import of " << small << " kernels failed";
   ASSERT_GT(large_peak, 0) << "the import of " << large << " kernels failed";
+  RecordProperty("peak_mib_small", std::to_string(small_peak));
+  RecordProperty("peak_mib_large", std::to_string(large_peak));
   EXPECT_LT(large_peak - small_peak, 32.0)
       << "peak resident MiB: " << small_peak << " for " << small << " kernels, " << large_peak
       << " for " << large;
+}
+
+TEST(TorchImportStream, ACancelAfterTheLastByteLeavesNoRun) {
+  // Linking a large trace takes seconds after its last byte is read, and the kernels are written
+  // only then: a cancel meanwhile stops the import, and leaves nothing.
+  const uint64_t kernels = 200'000;
+  const auto dir = t::scratch_dir();
+  const auto file = dir / "launches.json";
+  const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(write_launches(fd, kernels));
+  close(fd);
+  auto store = SessionStore::create(dir / "cancelled.fsdb", {});
+  std::atomic<bool> cancel{false};
+  bool read_whole = false;
+  ImportOptions options;
+  options.cancel = &cancel;
+  options.progress = [&](const ImportProgress& p) {
+    if (p.phase == ImportProgress::Phase::kReading && p.events == 1 + 5 * kernels) {
+      read_whole = true;
+      cancel = true;
+    }
+  };
+  EXPECT_THROW(import_torch_trace(file, store, {}, options), ImportCancelled);
+  EXPECT_TRUE(read_whole);
+  EXPECT_TRUE(store.runs().empty());
 }
 
 }  // namespace

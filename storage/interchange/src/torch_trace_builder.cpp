@@ -872,8 +872,8 @@ void TorchTraceBuilder::release_ranges(std::vector<storage::RangeRecord>& into) 
   ranges_in_facts_ = 0;
 }
 
-void TorchTraceBuilder::finish(std::string_view source) {
-  link(source);
+void TorchTraceBuilder::finish(std::string_view source, const std::function<void()>& checkpoint) {
+  link(source, nullptr, checkpoint);
   arrange();
 }
 
@@ -904,7 +904,8 @@ class LinksToTrace final : public LinkResults {
 
 }  // namespace
 
-void TorchTraceBuilder::link(std::string_view source, LinkResults* results) {
+void TorchTraceBuilder::link(std::string_view source, LinkResults* results,
+                             const std::function<void()>& checkpoint) {
   refuse_if_nothing_read(source);
   const json& header = header_;
   const NoteFn note_fn = [this](const std::string& reason, uint64_t count) { note(reason, count); };
@@ -914,7 +915,7 @@ void TorchTraceBuilder::link(std::string_view source, LinkResults* results) {
   gather_range_facts();
   if (base_known_) date_from_time_base();
   LinksToTrace to_trace(out_);
-  linker_.link(out_.stats, note_fn, results != nullptr ? *results : to_trace);
+  linker_.link(out_.stats, note_fn, results != nullptr ? *results : to_trace, checkpoint);
   read_header(out_, header, first_kernel_device_.value_or(0), note_fn);
   summarize_steps(out_, range_facts_);
   read_own_header(out_, header);

@@ -56,12 +56,14 @@ class TorchTraceBuilder : public ScanSink {
 
   // Completes the trace once every event has been seen: link(), then arrange(). Throws
   // InterchangeError naming `source` when events were found but none could be read.
-  void finish(std::string_view source);
+  void finish(std::string_view source, const std::function<void()>& checkpoint = {});
   // Links the records (flows, correlation ids, operators, processes) and reads the header;
   // records stay in the order they were read. What each kernel, memory operation and API call
   // read without a correlation id gains goes to `results`, in the order they were read (for
   // records handed over before, or held elsewhere); without it, to the trace's records.
-  void link(std::string_view source, LinkResults* results = nullptr);
+  // `checkpoint`: as TraceLinker::link() calls it.
+  void link(std::string_view source, LinkResults* results = nullptr,
+            const std::function<void()>& checkpoint = {});
   // Sorts the records by start time.
   void arrange();
 

@@ -66,14 +66,23 @@ class ReadingBuilder final : public detail::TorchTraceBuilder, private detail::L
         next_report_(start_) {}
 
   void on_chunk() override {
-    if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
-      throw ImportCancelled();
-    }
+    check_cancel();
     if (writer_ != nullptr) {
       writer_->rethrow_if_failed();
       if (time_base_known() && pending() >= kStreamBatch) hand_over();
     }
+    report_now_and_then();
+  }
+
+  // Progress about ten times a second.
+  void report_now_and_then() {
     if (options_.progress && Clock::now() >= next_report_) report();
+  }
+
+  void check_cancel() const {
+    if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
+      throw ImportCancelled();
+    }
   }
 
   void report() {
@@ -94,7 +103,12 @@ class ReadingBuilder final : public detail::TorchTraceBuilder, private detail::L
   // Links the trace (what the records gain goes into the session batch by batch), then hands
   // over every record left. Returns the last batch.
   detail::RecordBatch link_and_take_rest(std::string_view source) {
-    link(source, this);
+    // Linking a large trace takes seconds: it reports progress and stops on a cancel meanwhile.
+    link(source, this, [this] {
+      check_cancel();
+      writer_->rethrow_if_failed();
+      report_now_and_then();
+    });
     batch_ = take(std::move(batch_));
     // Calls left in the trace (read before the time base was known): those with a correlation
     // id; the others came through unlinked_call().
@@ -215,7 +229,10 @@ TorchTrace parse_stream(detail::ChunkStream& stream, std::string_view source,
   detail::EventScanner scanner(stream, source);
   ReadingBuilder builder(trace, stream, scanner, options, spill_dir_for({}));
   scanner.run(builder);
-  builder.finish(source);
+  builder.finish(source, [&builder] {
+    builder.check_cancel();
+    builder.report_now_and_then();
+  });
   builder.report();
   if (file != nullptr) describe_source(trace, *file, builder.mode_hints());
   return trace;

@@ -120,6 +120,19 @@ struct ByIndex {
 template <typename T, typename Less>
 using Sorter = SpillSorter<T, Less>;
 
+// Calls a checkpoint every 65536 steps.
+class Pace {
+ public:
+  explicit Pace(const std::function<void()>& checkpoint) : checkpoint_(checkpoint) {}
+  void step() {
+    if ((++steps_ & 0xFFFF) == 0 && checkpoint_) checkpoint_();
+  }
+
+ private:
+  const std::function<void()>& checkpoint_;
+  uint64_t steps_ = 0;
+};
+
 // The flows at each place (lane, ts), read alongside records sorted by place, then by
 // correlation id: two readers of the flows sorted by place, id, one to count the flows at a
 // place, one to look for a record's id among them.
@@ -207,8 +220,8 @@ constexpr size_t kMaxWalk = 4096;
 // that encloses them: every range that does is on the stack of ranges open at the last one
 // starting at or before the launch.
 template <typename Found, typename Missed>
-void sweep(Sorter<Node, NodeOrder>& nodes, Sorter<Launch, LaunchOrder>& launches, Found found,
-           Missed missed) {
+void sweep(Sorter<Node, NodeOrder>& nodes, Sorter<Launch, LaunchOrder>& launches, Pace& pace,
+           Found found, Missed missed) {
   auto node_reader = nodes.reader();
   auto launch_reader = launches.reader();
   std::vector<Node> open;
@@ -217,6 +230,7 @@ void sweep(Sorter<Node, NodeOrder>& nodes, Sorter<Launch, LaunchOrder>& launches
   Launch l;
   Node n;
   while (launch_reader.next(l)) {
+    pace.step();
     for (const Node* p = node_reader.peek(); p != nullptr; p = node_reader.peek()) {
       if (p->thread > l.thread || (p->thread == l.thread && p->start > l.start)) break;
       node_reader.next(n);
@@ -305,7 +319,9 @@ void TraceLinker::add_annotation(const storage::RangeRecord& r) {
   lists_->annotations.push({r.thread_id, r.name, r.start_ns, r.end_ns, nodes_++});
 }
 
-void TraceLinker::link(ImportStats& stats, const NoteFn& note, LinkResults& results) {
+void TraceLinker::link(ImportStats& stats, const NoteFn& note, LinkResults& results,
+                       const std::function<void()>& checkpoint) {
+  Pace pace(checkpoint);
   Lists& in = *lists_;
   const std::filesystem::path dir = in.dir;  // a copy: the lists go before the end
   const size_t mem = memory_bytes_;
@@ -319,6 +335,7 @@ void TraceLinker::link(ImportStats& stats, const NoteFn& note, LinkResults& resu
     auto reader = in.gpu.reader();
     GpuAt g;
     while (reader.next(g)) {
+      pace.step();
       g.corr = flows.reconcile(g.lane, g.start, g.corr, from_flow, mismatches);
       gpu_by_corr.push(g);
     }
@@ -330,6 +347,7 @@ void TraceLinker::link(ImportStats& stats, const NoteFn& note, LinkResults& resu
     auto reader = in.calls.reader();
     CallAt c;
     while (reader.next(c)) {
+      pace.step();
       const uint32_t corr = flows.reconcile(c.lane, c.start, c.corr, from_flow, mismatches);
       if (c.corr == 0) call_fixes.push({c.index, corr});
       c.corr = corr;
@@ -350,6 +368,7 @@ void TraceLinker::link(ImportStats& stats, const NoteFn& note, LinkResults& resu
       auto finishes = in.finishes_by_id.reader();
       FlowEnd f, skipped;
       while (finishes.next(f)) {
+        pace.step();
         const FlowEnd* s = starts.peek();
         while (s != nullptr && s->id < f.id) {
           starts.next(skipped);
@@ -371,6 +390,7 @@ void TraceLinker::link(ImportStats& stats, const NoteFn& note, LinkResults& resu
       auto reader = at_call.reader();
       Probe p;
       while (reader.next(p)) {
+        pace.step();
         if (calls.has(p.id, p.lane, p.ts)) {
           at_gpu.push({p.id, p.other_lane, p.lane, p.other_ts, p.ts});
         } else {
@@ -383,7 +403,10 @@ void TraceLinker::link(ImportStats& stats, const NoteFn& note, LinkResults& resu
     });
     auto reader = at_gpu.reader();
     Probe p;
-    while (reader.next(p)) ++(gpu.has(p.id, p.lane, p.ts) ? linked : broken);
+    while (reader.next(p)) {
+      pace.step();
+      ++(gpu.has(p.id, p.lane, p.ts) ? linked : broken);
+    }
   }
   stats.flows_linked = linked;
   note("ac2g flows whose ends are not at an API call and GPU work of their id", broken);
@@ -403,6 +426,7 @@ void TraceLinker::link(ImportStats& stats, const NoteFn& note, LinkResults& resu
     CallAt first, c;
     GpuAt g;
     while (gpu.next(g)) {
+      pace.step();
       if (group != g.corr) {
         group = g.corr;
         count = 0;
@@ -435,14 +459,14 @@ void TraceLinker::link(ImportStats& stats, const NoteFn& note, LinkResults& resu
     uint64_t with_op = 0, from_annotation = 0;
     Sorter<Launch, LaunchOrder> outside_ops(dir, mem);
     sweep(
-        in.ops, launches,
+        in.ops, launches, pace,
         [&](const Launch& l, StringId op) {
           kernel_links.push({l.index, l.corr, l.pid, op});
           ++with_op;
         },
         [&](const Launch& l) { outside_ops.push(l); });
     sweep(
-        in.annotations, outside_ops,
+        in.annotations, outside_ops, pace,
         [&](const Launch& l, StringId annotation) {
           kernel_links.push({l.index, l.corr, l.pid, annotation});
           ++from_annotation;

@@ -85,7 +85,10 @@ class TraceLinker {
   //   API call (the first in the file of its correlation id); failing that, the innermost user
   //   annotation other than a ProfilerStep;
   // - each kernel's and memory operation's pid: the process of that launching call.
-  void link(ImportStats& stats, const NoteFn& note, LinkResults& results);
+  // `checkpoint`, when given, is called every few ten thousand records (to report progress, or
+  // stop by throwing).
+  void link(ImportStats& stats, const NoteFn& note, LinkResults& results,
+            const std::function<void()>& checkpoint = {});
 
  private:
   struct Lists;
