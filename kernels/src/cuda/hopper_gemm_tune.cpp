@@ -16,8 +16,6 @@ std::vector<HopperGemmConfig> hopper_gemm_candidates() {
   return {{.schedule = S::kCooperative, .cluster = 2, .group_m = 16},
           {.schedule = S::kCooperative, .cluster = 2, .group_m = 8},
           {.schedule = S::kCooperative, .cluster = 1, .group_m = 16},
-          {.schedule = S::kCooperative, .cluster = 2, .group_m = 16, .stagger = 2},
-          {.schedule = S::kCooperative, .cluster = 1, .group_m = 16, .stagger = 2},
           {.schedule = S::kPingPong, .cluster = 2, .group_m = 16},
           {.schedule = S::kPingPong, .cluster = 1, .group_m = 16}};
 }
