@@ -2,13 +2,18 @@
 // Nsight Compute counts them (docs/counters.md, "How DRAM bytes are measured"), and how PM
 // sampling holds up over a long run.
 //
-//   counters_replay_probe plain PRESET VARIANT      one warm-up and one timed forward pass, no
-//                                                   counters (run it under ncu for reference)
+//   counters_replay_probe plain PRESET VARIANT [--timed N] [--sweep none|clean|empty]
+//       one warm-up and N (1) timed forward passes, no counters (run it under ncu for
+//       reference); with --sweep, the L2 sweep before each kernel, leaving the L2 full of clean
+//       lines or empty (its lines discarded), and the sweep's own time printed first (run it
+//       under `ncu --cache-control none` to count the kernels after our sweep with ncu)
 //   counters_replay_probe modes PRESET VARIANT...   the counters pass in each measurement mode:
 //       replay K (CUPTI kernel replay) or U (user replay: the runner runs the forward pass once
 //       per hardware pass), metric set "full" (the default, 6 passes on GH100) or "dram"
 //       (dram_kernel_metrics(), 1 pass), with or without the L2 sweep before each kernel
-//       ("+sweep"; its ranges are dropped). PROBE_MODES=name,name picks some.
+//       ("+sweep": the L2 left full of the sweep's clean lines; "+sweep+discard": its lines
+//       discarded, an empty L2; the sweeps' ranges are dropped).
+//       PROBE_MODES=name,name picks some.
 //   counters_replay_probe pm INTERVAL_US SECONDS BUFFER_MB SAMPLES_PER_IMAGE oldest|latest THREADS
 //       PM sampling over a copy loop of SECONDS: samples kept, gaps, overflow, where time went
 //       (PM_METRICS=dram: DRAM bytes alone).
@@ -25,6 +30,7 @@
 
 #include "fusionscope/counters/calibration.h"
 #include "fusionscope/counters/kernel_counters.h"
+#include "fusionscope/counters/l2_flush.h"
 #include "fusionscope/counters/metric_names.h"
 #include "fusionscope/counters/pm_sampler.h"
 #include "fusionscope/kernels/plan.h"
@@ -51,15 +57,23 @@ struct Mode {
   fc::ReplayMode replay;
   bool dram_only;
   bool sweep;
+  fc::L2SweepEnd end = fc::L2SweepEnd::kCleanLines;
 };
 
 std::vector<Mode> all_modes() {
   using R = fc::ReplayMode;
+  constexpr auto kEmpty = fc::L2SweepEnd::kEmpty;
   return {
-      {"K-full", R::kKernel, false, false},   {"K-full+sweep", R::kKernel, false, true},
-      {"K-dram", R::kKernel, true, false},    {"K-dram+sweep", R::kKernel, true, true},
-      {"U-full", R::kUser, false, false},     {"U-full+sweep", R::kUser, false, true},
+      {"K-full", R::kKernel, false, false},
+      {"K-full+sweep", R::kKernel, false, true},
+      {"K-dram", R::kKernel, true, false},
+      {"K-dram+sweep", R::kKernel, true, true},
+      {"K-dram+sweep+discard", R::kKernel, true, true, kEmpty},
+      {"U-full", R::kUser, false, false},
+      {"U-full+sweep", R::kUser, false, true},
+      {"U-full+sweep+discard", R::kUser, false, true, kEmpty},
       {"U-dram+sweep", R::kUser, true, true},
+      {"U-dram+sweep+discard", R::kUser, true, true, kEmpty},
   };
 }
 
@@ -70,6 +84,7 @@ void run_mode(const fk::MlpConfig& config, fk::Variant variant, const Mode& mode
   po.metrics =
       with_throughputs(mode.dram_only ? fc::dram_kernel_metrics() : fc::default_kernel_metrics());
   po.flush_l2 = mode.sweep;
+  po.l2_sweep_end = mode.end;
   fc::KernelCounterSession session(po);
   const bool user = mode.replay == fc::ReplayMode::kUser;
   fc::CounterStatus begun{fc::CounterAvailability::kFailed, "not begun"};
@@ -133,12 +148,36 @@ void run_mode(const fk::MlpConfig& config, fk::Variant variant, const Mode& mode
               std::string(fk::to_string(variant)).c_str(), tr / kMB, tw / kMB);
 }
 
-int plain(const fk::MlpConfig& config, fk::Variant variant) {
+// The sweep's own time, mean of `n` back to back on the default stream (CUDA events).
+double sweep_us(fc::L2Flusher& flusher, int n) {
+  cudaEvent_t a{}, b{};
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  cudaEventRecord(a);
+  for (int i = 0; i < n; ++i) flusher.flush(nullptr);
+  cudaEventRecord(b);
+  cudaEventSynchronize(b);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, a, b);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms * 1e3 / n;
+}
+
+int plain(const fk::MlpConfig& config, fk::Variant variant, int timed, const std::string& sweep) {
+  std::unique_ptr<fc::L2Flusher> flusher;
+  if (sweep != "none") {
+    flusher = std::make_unique<fc::L2Flusher>(
+        0, 3.0, sweep == "empty" ? fc::L2SweepEnd::kEmpty : fc::L2SweepEnd::kCleanLines);
+    std::printf("SWEEP %s %.1f us (%.1f MB buffer)\n", sweep.c_str(), sweep_us(*flusher, 20),
+                static_cast<double>(flusher->buffer_bytes()) / kMB);
+  }
   fk::RunOptions o;
   o.warmup_iterations = 1;
-  o.timed_iterations = 1;
+  o.timed_iterations = timed;
   o.check = false;
   o.input_sets = 1;
+  if (flusher) o.before_launch = [&](void* stream) { flusher->flush(stream); };
   const fk::RunResult r = fk::run(config, variant, o);
   if (!r.ok) {
     std::fprintf(stderr, "run failed: %s\n", r.error.c_str());
@@ -233,6 +272,11 @@ int main(int argc, char** argv) {
       app.add_subcommand("plain", "One warm-up and one timed forward pass, no counters");
   plain_cmd->add_option("preset", preset, "Preset")->required();
   plain_cmd->add_option("variant", variant_name, "Variant")->required();
+  int timed = 1;
+  std::string sweep = "none";
+  plain_cmd->add_option("--timed", timed, "Timed forward passes")->check(CLI::PositiveNumber);
+  plain_cmd->add_option("--sweep", sweep, "L2 sweep before each kernel, and what it leaves")
+      ->check(CLI::IsMember({"none", "clean", "empty"}));
   auto* modes_cmd = app.add_subcommand("modes", "The counters pass in each measurement mode");
   modes_cmd->add_option("preset", preset, "Preset")->required();
   modes_cmd->add_option("variants", variant_names, "Variants")->required();
@@ -257,7 +301,7 @@ int main(int argc, char** argv) {
   std::vector<fk::Variant> variants;
   if (plain_cmd->parsed()) variant_names = {variant_name};
   for (const std::string& name : variant_names) variants.push_back(fk::parse_variant(name));
-  if (plain_cmd->parsed()) return plain(*config, variants.front());
+  if (plain_cmd->parsed()) return plain(*config, variants.front(), timed, sweep);
   const char* only = std::getenv("PROBE_MODES");  // comma-separated mode names, optional
   for (const auto v : variants) {
     for (const Mode& mode : all_modes()) {

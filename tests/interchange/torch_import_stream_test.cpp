@@ -21,10 +21,12 @@
 #include "fixture_json.h"
 #include "fusionscope/interchange/interchange_error.h"
 #include "fusionscope/interchange/torch_trace_import.h"
+#include "run_rows.h"
 #include "test_paths.h"
 
 namespace {
 
+using fusionscope::interchange::import_torch_trace;
 using fusionscope::interchange::ImportCancelled;
 using fusionscope::interchange::ImportOptions;
 using fusionscope::interchange::ImportProgress;
@@ -32,6 +34,7 @@ using fusionscope::interchange::InterchangeError;
 using fusionscope::interchange::parse_torch_trace;
 using fusionscope::interchange::read_torch_trace;
 using fusionscope::interchange::TorchTrace;
+using fusionscope::storage::SessionStore;
 namespace t = fusionscope::testing;
 
 // One gzip member holding `text`.
@@ -65,6 +68,13 @@ void expect_same(const TorchTrace& a, const TorchTrace& b, const std::string& wh
   ASSERT_EQ(a.stats.events, b.stats.events) << where;
   ASSERT_EQ(a.stats.skipped, b.stats.skipped) << where;
   ASSERT_EQ(a.stats.flows_linked, b.stats.flows_linked) << where;
+  ASSERT_EQ(a.stats.kernels_launched, b.stats.kernels_launched) << where;
+  ASSERT_EQ(a.stats.kernels_with_op, b.stats.kernels_with_op) << where;
+  ASSERT_EQ(a.stats.warnings.size(), b.stats.warnings.size()) << where;
+  for (size_t i = 0; i < a.stats.warnings.size(); ++i) {
+    ASSERT_EQ(a.stats.warnings[i].message, b.stats.warnings[i].message) << where;
+    ASSERT_EQ(a.stats.warnings[i].count, b.stats.warnings[i].count) << where;
+  }
   ASSERT_EQ(a.session.gpu_name, b.session.gpu_name) << where;
   ASSERT_EQ(a.profiler_steps, b.profiler_steps) << where;
   ASSERT_EQ(a.dtype, b.dtype) << where;
@@ -339,6 +349,132 @@ TEST(TorchImportStream, CancelBeforeTheFirstChunkStopsTheRead) {
   options.cancel = &cancel;
   options.chunk_bytes = 1024;
   EXPECT_THROW(parse_torch_trace(text, "c.json", options), ImportCancelled);
+}
+
+// What linking remembers spills to files past ImportOptions::spill_bytes a list: with (almost) no
+// memory for it, every fact goes through many sorted runs on file, and the trace reads the same.
+TEST(TorchImportStream, SpillingEveryFactToFilesReadsTheSame) {
+  for (const char* fixture : {t::kLinearEager, t::kGegluEager, t::kGegluCompile}) {
+    const TorchTrace in_memory = read_torch_trace(t::fixture_path(fixture));
+    ImportOptions spilling;
+    spilling.spill_bytes = 1;
+    expect_same(in_memory, read_torch_trace(t::fixture_path(fixture), spilling), fixture);
+    if (HasFatalFailure()) return;
+
+    // And so does the import into a session, whose kernels wait on file to be linked.
+    const auto dir = t::scratch_dir();
+    auto a = SessionStore::create(dir / (std::string(fixture) + "_a.fsdb"), {});
+    auto b = SessionStore::create(dir / (std::string(fixture) + "_b.fsdb"), {});
+    const auto run_a = import_torch_trace(t::fixture_path(fixture), a).run_id;
+    const auto run_b = import_torch_trace(t::fixture_path(fixture), b, {}, spilling).run_id;
+    const t::RunRows rows_a = t::rows_of(a.load_run(run_a));
+    const t::RunRows rows_b = t::rows_of(b.load_run(run_b));
+    EXPECT_EQ(t::first_difference(rows_a, rows_b), "") << fixture;
+    EXPECT_EQ(rows_a.kernels.size(), in_memory.kernels.size()) << fixture;
+  }
+}
+
+// The text of a trace of `kernels` launches, each an operator, its launch call, the kernel and
+// the flow between them (as PyTorch writes them), written to `fd` as it is made.
+bool write_launches(int fd, uint64_t kernels) {
+  std::string text =
+      R"({"baseTimeNanoseconds": 1700000000000000000, "traceEvents": [)"
+      R"({"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}})";
+  for (uint64_t i = 1; i <= kernels; ++i) {
+    const std::string id = std::to_string(i), ts = std::to_string(i * 100);
+    const std::string launch = std::to_string(i * 100 + 1), run = std::to_string(i * 100 + 50);
+    text += R"(, {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": )" +
+            ts + R"(, "dur": 20, "args": {"External id": )" + id + "}}";
+    text += R"(, {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, )"
+            R"("tid": 1, "ts": )" +
+            launch + R"(, "dur": 5, "args": {"correlation": )" + id + R"(, "External id": )" + id +
+            "}}";
+    text += R"(, {"ph": "s", "id": )" + id + R"(, "pid": 1, "tid": 1, "ts": )" + launch +
+            R"(, "cat": "ac2g", "name": "ac2g"})";
+    text += R"(, {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": )" + run +
+            R"(, "dur": 30, "args": {"device": 0, "stream": 7, "correlation": )" + id +
+            R"(, "External id": )" + id + "}}";
+    text += R"(, {"ph": "f", "id": )" + id + R"(, "pid": 0, "tid": 7, "ts": )" + run +
+            R"(, "cat": "ac2g", "name": "ac2g", "bp": "e"})";
+    if (text.size() > (size_t{1} << 20) || i == kernels) {
+      if (i == kernels) text += "]}";
+      for (size_t done = 0; done < text.size();) {
+        const ssize_t n = write(fd, text.data() + done, text.size() - done);
+        if (n <= 0) return false;
+        done += static_cast<size_t>(n);
+      }
+      text.clear();
+    }
+  }
+  return true;
+}
+
+// Peak resident memory, MiB, of importing a trace of `kernels` launches into a new session, in
+// a child process; -1 when the import failed or linked other than every kernel to its operator.
+double import_peak_mib(uint64_t kernels) {
+  const auto dir = t::scratch_dir();
+  const auto fifo = dir / ("launches_" + std::to_string(kernels) + ".json");
+  if (mkfifo(fifo.c_str(), 0600) != 0) return -1;
+  return peak_mib_of([&] {
+    std::signal(SIGPIPE, SIG_IGN);
+    bool written = false;
+    std::thread writer([&] {
+      const int fd = open(fifo.c_str(), O_WRONLY);
+      if (fd < 0) return;
+      written = write_launches(fd, kernels);
+      close(fd);
+    });
+    auto store = SessionStore::create(dir / ("launches_" + std::to_string(kernels) + ".fsdb"), {});
+    const auto result = import_torch_trace(fifo, store);
+    writer.join();
+    return written && result.trace.stats.kernels == kernels &&
+           result.trace.stats.kernels_with_op == kernels &&
+           result.trace.stats.flows_linked == kernels;
+  });
+}
+
+TEST(TorchImportStream, AnImportsMemoryDoesNotGrowWithTheTrace) {
+  // Twice the kernels (each linked to its operator and launch), the same memory: what linking
+  // needs is on file past a few MiB a list, records go to the session as they are read or
+  // linked. Memory grows until those lists and the session's page cache (64 MiB) are full, by
+  // about 500,000 of these kernels; past them, it stays. (Keeping 200 bytes a kernel until the
+  // trace is linked, as linking in memory did, would add over 110 MiB.)
+  const uint64_t small = 600'000, large = 1'200'000;
+  const double small_peak = import_peak_mib(small);
+  const double large_peak = import_peak_mib(large);
+  ASSERT_GT(small_peak, 0) << "the import of " << small << " kernels failed";
+  ASSERT_GT(large_peak, 0) << "the import of " << large << " kernels failed";
+  RecordProperty("peak_mib_small", std::to_string(small_peak));
+  RecordProperty("peak_mib_large", std::to_string(large_peak));
+  EXPECT_LT(large_peak - small_peak, 32.0)
+      << "peak resident MiB: " << small_peak << " for " << small << " kernels, " << large_peak
+      << " for " << large;
+}
+
+TEST(TorchImportStream, ACancelAfterTheLastByteLeavesNoRun) {
+  // Linking a large trace takes seconds after its last byte is read, and the kernels are written
+  // only then: a cancel meanwhile stops the import, and leaves nothing.
+  const uint64_t kernels = 200'000;
+  const auto dir = t::scratch_dir();
+  const auto file = dir / "launches.json";
+  const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(write_launches(fd, kernels));
+  close(fd);
+  auto store = SessionStore::create(dir / "cancelled.fsdb", {});
+  std::atomic<bool> cancel{false};
+  bool read_whole = false;
+  ImportOptions options;
+  options.cancel = &cancel;
+  options.progress = [&](const ImportProgress& p) {
+    if (p.phase == ImportProgress::Phase::kReading && p.events == 1 + 5 * kernels) {
+      read_whole = true;
+      cancel = true;
+    }
+  };
+  EXPECT_THROW(import_torch_trace(file, store, {}, options), ImportCancelled);
+  EXPECT_TRUE(read_whole);
+  EXPECT_TRUE(store.runs().empty());
 }
 
 }  // namespace

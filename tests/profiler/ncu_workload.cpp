@@ -1,7 +1,12 @@
 // counters_ncu_workload PRESET VARIANT [TIMED]: the workload the Nsight Compute comparison
-// profiles. One warm-up forward pass, then TIMED ones (default 1), no check and one input set, so
-// the last TIMED x N kernels are the forward passes (N = the plan's launches, printed as
-// "LAUNCHES N").
+// profiles. One warm-up forward pass, then TIMED ones (default 1), no check and one input set.
+// Only the timed passes are between cudaProfilerStart() and cudaProfilerStop(), so under
+// `ncu --profile-from-start off` the set-up (which times candidate kernels to pick one) and the
+// warm-up run unprofiled, with the timings and choices of a process without ncu, and the profiled
+// kernels are the TIMED x N of the forward passes (N = the plan's launches, printed as
+// "LAUNCHES N"). "KERNEL_PATH ..." names the implementations chosen at set-up.
+#include <cuda_profiler_api.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -26,13 +31,25 @@ int main(int argc, char** argv) {
   o.timed_iterations = argc > 3 ? std::atoi(argv[3]) : 1;
   o.check = false;
   o.input_sets = 1;
+  bool profiling = false;
+  o.on_progress = [&](const fk::RunProgress& p) {
+    if (p.phase == fk::RunProgress::Phase::kTimed && p.iteration == 0) {
+      cudaProfilerStart();
+      profiling = true;
+    } else if (profiling && p.phase == fk::RunProgress::Phase::kDone) {
+      cudaProfilerStop();
+      profiling = false;
+    }
+  };
   try {
     const fk::RunResult r = fk::run(*config, fk::parse_variant(argv[2]), o);
+    if (profiling) cudaProfilerStop();
     if (!r.ok) {
       std::fprintf(stderr, "run failed: %s\n", r.error.c_str());
       return 1;
     }
     std::printf("LAUNCHES %zu\n", r.plan.launches.size());
+    std::printf("KERNEL_PATH %s\n", r.kernel_path.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;

@@ -16,8 +16,14 @@ void check(cudaError_t e, const char* what) {
 }
 
 // Reads every 16 bytes of the buffer once; the sum is stored only in a case that never happens,
-// so the loads stay and nothing is written.
-__global__ void sweep_kernel(const uint4* __restrict__ src, size_t n, uint32_t* sink) {
+// so the loads stay and nothing is written. With `discard`, the last block to finish its reads
+// (a ticket taken after a fence) then drops every 128-byte line of the buffer from the L2 without
+// writing it back. Only the last one: by then every block's reads are done, so the three-fold
+// read has already evicted (written back) every foreign dirty line; lines freed earlier would be
+// refilled by the remaining reads instead of their evicting what is left. The buffer's contents
+// are undefined afterwards, which costs nothing: its values are never used.
+__global__ void sweep_kernel(const uint4* __restrict__ src, size_t n, uint32_t* sink,
+                             uint32_t* ticket, bool discard) {
   const size_t stride = size_t{gridDim.x} * blockDim.x;
   uint32_t acc = 0;
   for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -25,6 +31,23 @@ __global__ void sweep_kernel(const uint4* __restrict__ src, size_t n, uint32_t* 
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0x9e3779b9u && threadIdx.x == 0xffffu) *sink = acc;
+  if (!discard) return;
+  __shared__ bool last;
+  __syncthreads();  // every thread of the block has its loaded values
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const char* base = reinterpret_cast<const char*>(src);
+  const size_t lines = n * sizeof(uint4) / 128;
+  for (size_t i = threadIdx.x; i < lines; i += blockDim.x)
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(base + i * 128) : "memory");
+#endif
+  if (threadIdx.x == 0) *ticket = 0;  // for the next sweep, which the stream orders after this one
 }
 
 }  // namespace
@@ -34,12 +57,20 @@ struct L2Flusher::Impl {
   size_t bytes = 0;
   size_t count = 0;
   int blocks = 0;
+  bool discard = false;
   void* buffer = nullptr;
-  uint32_t* sink = nullptr;
+  uint32_t* sink = nullptr;  // [0] the sink, [1] the ticket of the blocks that finished reading
+
+  void launch(cudaStream_t stream) const {
+    sweep_kernel<<<blocks, 512, 0, stream>>>(static_cast<const uint4*>(buffer), bytes / 16, sink,
+                                             sink + 1, discard);
+  }
 };
 
-L2Flusher::L2Flusher(int device, double l2_multiple) : impl_(std::make_unique<Impl>()) {
+L2Flusher::L2Flusher(int device, double l2_multiple, L2SweepEnd end)
+    : impl_(std::make_unique<Impl>()) {
   Impl& d = *impl_;
+  d.discard = end == L2SweepEnd::kEmpty;
   check(cudaSetDevice(device), "selecting the device");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, device), "reading the device's properties");
@@ -47,11 +78,12 @@ L2Flusher::L2Flusher(int device, double l2_multiple) : impl_(std::make_unique<Im
   d.bytes = (static_cast<size_t>(static_cast<double>(d.l2) * l2_multiple) + 4095) / 4096 * 4096;
   d.blocks = prop.multiProcessorCount * 4;
   check(cudaMalloc(&d.buffer, d.bytes), "allocating the sweep buffer");
-  check(cudaMalloc(reinterpret_cast<void**>(&d.sink), sizeof(uint32_t)), "allocating the sink");
+  check(cudaMalloc(reinterpret_cast<void**>(&d.sink), 2 * sizeof(uint32_t)), "allocating the sink");
+  check(cudaMemset(d.sink, 0, 2 * sizeof(uint32_t)), "clearing the sink");
   check(cudaMemset(d.buffer, 0x5a, d.bytes), "filling the sweep buffer");
   // One sweep now, before any profiling: with lazy module loading the first launch loads the
   // kernel, which must not happen inside a profiled launch's callback (injected capture).
-  sweep_kernel<<<d.blocks, 512>>>(static_cast<const uint4*>(d.buffer), d.bytes / 16, d.sink);
+  d.launch(nullptr);
   check(cudaGetLastError(), "launching the first sweep");
   check(cudaDeviceSynchronize(), "filling the sweep buffer");
 }
@@ -63,8 +95,7 @@ L2Flusher::~L2Flusher() {
 
 void L2Flusher::flush(void* stream) {
   Impl& d = *impl_;
-  sweep_kernel<<<d.blocks, 512, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<const uint4*>(d.buffer), d.bytes / 16, d.sink);
+  d.launch(static_cast<cudaStream_t>(stream));
   check(cudaGetLastError(), "launching the sweep");
   ++d.count;
 }

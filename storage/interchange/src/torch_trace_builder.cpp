@@ -578,12 +578,21 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
           // ask for it dynamically, so the sum is kept as the dynamic part.
           k.dynamic_smem = take_u32(ArgKey::kSharedMemory).value_or(0);
         }
+        // The op the trace names (our own exports) is kept; linking attributes the others.
         if (const FieldValue& op = view_.arg(ArgKey::kOp); op.kind == Kind::kString) {
-          explicit_ops_.emplace_back(out_.kernels.size(), intern(op.text));
+          k.op = intern(op.text);
           view_.consume(ArgKey::kOp);
         }
         k.extra = extra_id();
+        if (!first_kernel_device_) first_kernel_device_ = k.device;
+        if (!hints_.triton_kernels && out_.str(k.name).starts_with("triton_")) {
+          hints_.triton_kernels = true;
+        }
+        extend(k.start_ns, k.end_ns);
+        gpu_or_call_start(k.start_ns);
+        linker_.add_kernel(k);
         out_.kernels.push_back(k);
+        ++records_kept_;
         ++out_.stats.kernels;
       } else {
         storage::MemopRecord m;
@@ -609,7 +618,11 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
         // The exporter names memory operations by their kind; a name that says more is kept.
         if (*name == memop_event_name(m.kind, m.copy_kind)) view_.consume(TopKey::kName);
         m.extra = extra_id();
+        extend(m.start_ns, m.end_ns);
+        gpu_or_call_start(m.start_ns);
+        linker_.add_memop(m);
         out_.memops.push_back(m);
+        ++records_kept_;
       }
       return;
     }
@@ -630,7 +643,19 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
       a.domain = category == Category::kRuntime ? ApiDomain::kRuntime : ApiDomain::kDriver;
       a.external_id = external_id;
       a.extra = extra_id();
+      if (!hints_.graph_launches &&
+          (*name == "cudaGraphLaunch" || name->starts_with("cuGraphLaunch"))) {
+        hints_.graph_launches = true;
+      }
+      if (call_pids_.empty() || call_pids_.back() != a.pid) {
+        const auto it = std::lower_bound(call_pids_.begin(), call_pids_.end(), a.pid);
+        if (it == call_pids_.end() || *it != a.pid) call_pids_.insert(it, a.pid);
+      }
+      extend(a.start_ns, a.end_ns);
+      gpu_or_call_start(a.start_ns);
+      linker_.add_api_call(a);
       out_.api_calls.push_back(a);
+      ++records_kept_;
       ++(category == Category::kRuntime ? out_.stats.runtime_calls : out_.stats.driver_calls);
       return;
     }
@@ -705,7 +730,14 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
           break;
       }
       r.extra = extra_id();
+      if (r.kind == RangeKind::kCpuOp) {
+        linker_.add_operator(r);
+      } else if (r.kind == RangeKind::kUserAnnotation && !is_profiler_step(out_.str(r.name))) {
+        linker_.add_annotation(r);
+      }
+      extend(r.start_ns, r.end_ns);
       out_.ranges.push_back(r);
+      ++records_kept_;
       return;
     }
   }
@@ -750,7 +782,9 @@ void TorchTraceBuilder::instant_event(const EventFields& f) {
     view_.consume(ArgKey::kEvIdx);
   }
   r.extra = extra_id();
+  extend(r.start_ns, r.end_ns);
   out_.ranges.push_back(r);
+  ++records_kept_;
   ++out_.stats.instants;
 }
 
@@ -786,8 +820,9 @@ void TorchTraceBuilder::flow_event(const EventFields& f, bool is_start) {
       return;
     }
     end.lane = *thread;
-    end.order = static_cast<uint32_t>(flow_starts_.size());
-    flow_starts_.push_back(end);
+    end.order = static_cast<uint32_t>(out_.stats.flow_starts);
+    extend(ts, ts);
+    linker_.add_flow_start(end);
     ++out_.stats.flow_starts;
   } else {
     const auto stream = as_u32(f.tid);
@@ -796,15 +831,16 @@ void TorchTraceBuilder::flow_event(const EventFields& f, bool is_start) {
       return;
     }
     end.lane = *stream;
-    flow_finishes_.push_back(end);
+    end.order = static_cast<uint32_t>(out_.stats.flow_finishes);
+    extend(ts, ts);
+    linker_.add_flow_finish(end);
     ++out_.stats.flow_finishes;
   }
 }
 
 void TorchTraceBuilder::refuse_if_nothing_read(std::string_view source) const {
   const auto& s = out_.stats;
-  const uint64_t kept = out_.kernels.size() + out_.memops.size() + out_.api_calls.size() +
-                        out_.ranges.size() + ranges_released_ + s.flow_starts + s.flow_finishes;
+  const uint64_t kept = records_kept_ + s.flow_starts + s.flow_finishes;
   if (s.skipped == 0 || kept > 0) return;
   // Name the most frequent reasons, so the message says what is wrong with the file.
   std::vector<std::pair<uint64_t, std::string>> reasons;
@@ -834,15 +870,42 @@ void TorchTraceBuilder::release_ranges(std::vector<storage::RangeRecord>& into) 
   into.reserve(out_.ranges.size());
   into.swap(out_.ranges);
   ranges_in_facts_ = 0;
-  ranges_released_ += into.size();
 }
 
-void TorchTraceBuilder::finish(std::string_view source) {
-  link(source);
+void TorchTraceBuilder::finish(std::string_view source, const std::function<void()>& checkpoint) {
+  link(source, nullptr, checkpoint);
   arrange();
 }
 
-void TorchTraceBuilder::link(std::string_view source) {
+namespace {
+
+// Linking's results applied to the records the trace holds, all of them, as read.
+class LinksToTrace final : public LinkResults {
+ public:
+  explicit LinksToTrace(TorchTrace& trace) : trace_(trace) {}
+  void kernel(const KernelLink& link) override {
+    storage::KernelRecord& k = trace_.kernels.at(link.index);
+    k.correlation_id = link.correlation_id;
+    k.pid = link.pid;
+    if (k.op == storage::kNoString) k.op = link.op;  // unless the trace names it
+  }
+  void memop(const MemopLink& link) override {
+    storage::MemopRecord& m = trace_.memops.at(link.index);
+    m.correlation_id = link.correlation_id;
+    m.pid = link.pid;
+  }
+  void unlinked_call(const CallLink& link) override {
+    trace_.api_calls.at(link.index).correlation_id = link.correlation_id;
+  }
+
+ private:
+  TorchTrace& trace_;
+};
+
+}  // namespace
+
+void TorchTraceBuilder::link(std::string_view source, LinkResults* results,
+                             const std::function<void()>& checkpoint) {
   refuse_if_nothing_read(source);
   const json& header = header_;
   const NoteFn note_fn = [this](const std::string& reason, uint64_t count) { note(reason, count); };
@@ -850,14 +913,10 @@ void TorchTraceBuilder::link(std::string_view source) {
   // it is applied here.)
   if (!base_known_) apply_time_base(header);
   gather_range_facts();
-  range_facts_.build();
   if (base_known_) date_from_time_base();
-  link_correlations(out_, flow_starts_, flow_finishes_, note_fn);
-  attribute_ops(out_, range_facts_, note_fn);
-  // Kernels whose op the trace names (our own exports) keep it.
-  for (const auto& [index, op] : explicit_ops_) out_.kernels[index].op = op;
-  assign_launching_processes(out_);
-  read_header(out_, header, note_fn);
+  LinksToTrace to_trace(out_);
+  linker_.link(out_.stats, note_fn, results != nullptr ? *results : to_trace, checkpoint);
+  read_header(out_, header, first_kernel_device_.value_or(0), note_fn);
   summarize_steps(out_, range_facts_);
   read_own_header(out_, header);
 
@@ -881,16 +940,13 @@ void TorchTraceBuilder::link(std::string_view source) {
     }
   }
 
-  out_.variant = derive_variant(out_);
+  out_.variant = derive_variant(out_, hints_);
   name_processes_and_threads();
   keep_header_and_metadata();
 
   for (const auto& [reason, count] : skipped_) out_.stats.warnings.push_back({reason, count});
   for (const auto& [reason, count] : notes_) out_.stats.warnings.push_back({reason, count});
 
-  // What only linking needed goes before the records are written.
-  flow_starts_ = {};
-  flow_finishes_ = {};
   range_facts_ = {};
 }
 
@@ -908,8 +964,7 @@ void TorchTraceBuilder::arrange() {
 void TorchTraceBuilder::name_processes_and_threads() {
   // Names of the processes and threads that hold CPU records; GPU devices, which PyTorch writes
   // as processes too, are described by the kept metadata alone.
-  std::vector<uint32_t> cpu_pids;
-  for (const auto& a : out_.api_calls) cpu_pids.push_back(a.pid);
+  std::vector<uint32_t> cpu_pids = call_pids_;
   cpu_pids.insert(cpu_pids.end(), range_facts_.cpu_pids().begin(), range_facts_.cpu_pids().end());
   std::sort(cpu_pids.begin(), cpu_pids.end());
   cpu_pids.erase(std::unique(cpu_pids.begin(), cpu_pids.end()), cpu_pids.end());
@@ -978,9 +1033,7 @@ void TorchTraceBuilder::date_from_time_base() {
       when = any ? std::min(when, t) : t;
       any = true;
     };
-    for (const auto& r : out_.kernels) earliest(r.start_ns);
-    for (const auto& r : out_.memops) earliest(r.start_ns);
-    for (const auto& r : out_.api_calls) earliest(r.start_ns);
+    if (any_record_) earliest(earliest_);
     if (int64_t t = 0; range_facts_.earliest_start(t)) earliest(t);
   }
   if (when > kYear2000 && when < kYear2100) {
@@ -1004,21 +1057,10 @@ void TorchTraceBuilder::apply_time_base(const json& header) {
     return;
   }
   const auto b = static_cast<int64_t>(*base);
-  int64_t lo = 0, hi = 0;
-  bool any = false;
-  auto extend = [&](int64_t s, int64_t e) {
-    lo = any ? std::min(lo, s) : s;
-    hi = any ? std::max(hi, e) : e;
-    any = true;
-  };
-  for (const auto& r : out_.kernels) extend(r.start_ns, r.end_ns);
-  for (const auto& r : out_.memops) extend(r.start_ns, r.end_ns);
-  for (const auto& r : out_.api_calls) extend(r.start_ns, r.end_ns);
-  for (const auto& r : out_.ranges) extend(r.start_ns, r.end_ns);
-  for (const auto& f : flow_starts_) extend(f.ts_ns, f.ts_ns);
-  for (const auto& f : flow_finishes_) extend(f.ts_ns, f.ts_ns);
-  if (!any) return;
-  if (!checked_add(lo, b) || !checked_add(hi, b)) {
+  // Every record read is still here (none is handed over before the base is known); the flows
+  // and the linker's facts keep the times as read, which changes nothing in how they link.
+  if (!any_time_) return;
+  if (!checked_add(lo_, b) || !checked_add(hi_, b)) {
     note("baseTimeNanoseconds would overflow the event times: times kept relative to the trace");
     return;
   }
@@ -1032,8 +1074,7 @@ void TorchTraceBuilder::apply_time_base(const json& header) {
   shift(out_.memops);
   shift(out_.api_calls);
   shift(out_.ranges);
-  for (auto& f : flow_starts_) f.ts_ns += b;
-  for (auto& f : flow_finishes_) f.ts_ns += b;
+  earliest_ += b;
   base_known_ = true;
   base_ns_ = b;
 }

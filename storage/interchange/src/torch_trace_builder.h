@@ -6,9 +6,12 @@
 // metadata events and the trace's top-level members are kept whole as the run's extras.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -22,7 +25,9 @@
 #include "event_scanner.h"
 #include "event_view.h"
 #include "fusionscope/interchange/torch_trace_import.h"
+#include "range_facts.h"
 #include "text_hash.h"
+#include "trace_facts.h"
 #include "trace_linker.h"
 
 namespace fusionscope::interchange::detail {
@@ -38,7 +43,10 @@ inline constexpr size_t kMaxKeptMetadataBytes = size_t{16} << 20;
 
 class TorchTraceBuilder : public ScanSink {
  public:
-  explicit TorchTraceBuilder(TorchTrace& out) : out_(out) {}
+  // What linking must remember goes to temporary files in `spill_dir` past `spill_bytes` a list
+  // (ImportOptions::spill_bytes).
+  TorchTraceBuilder(TorchTrace& out, const std::filesystem::path& spill_dir, size_t spill_bytes)
+      : out_(out), linker_(spill_dir, spill_bytes) {}
 
   void on_event(std::string_view text) override;
   void on_non_object_event() override;
@@ -48,10 +56,14 @@ class TorchTraceBuilder : public ScanSink {
 
   // Completes the trace once every event has been seen: link(), then arrange(). Throws
   // InterchangeError naming `source` when events were found but none could be read.
-  void finish(std::string_view source);
+  void finish(std::string_view source, const std::function<void()>& checkpoint = {});
   // Links the records (flows, correlation ids, operators, processes) and reads the header;
-  // records stay in the order they were read.
-  void link(std::string_view source);
+  // records stay in the order they were read. What each kernel, memory operation and API call
+  // read without a correlation id gains goes to `results`, in the order they were read (for
+  // records handed over before, or held elsewhere); without it, to the trace's records.
+  // `checkpoint`: as TraceLinker::link() calls it.
+  void link(std::string_view source, LinkResults* results = nullptr,
+            const std::function<void()>& checkpoint = {});
   // Sorts the records by start time.
   void arrange();
 
@@ -64,8 +76,9 @@ class TorchTraceBuilder : public ScanSink {
 
   storage::StringId intern(std::string_view text);
 
-  // Hands over the ranges read so far into `into`, keeping of them only what linking needs
-  // (RangeFacts): a streamed import writes them as it reads. Only once the time base is known
+  // Hands over the ranges read so far into `into`, keeping of them only what the run's
+  // description needs (RangeFacts; the linker has what linking needs): a streamed import writes
+  // them as it reads. Only once the time base is known
   // (their times are final then). The ranges read next go into `into`'s buffer, emptied: a
   // buffer handed back by the writer is used again rather than allocated anew.
   void release_ranges(std::vector<storage::RangeRecord>& into);
@@ -75,6 +88,8 @@ class TorchTraceBuilder : public ScanSink {
   bool time_base_known() const { return base_known_; }
   // The trace being built.
   const TorchTrace& trace() const { return out_; }
+  // What the records read tell of the PyTorch mode (for derive_variant()).
+  const ModeHints& mode_hints() const { return hints_; }
 
  private:
   void complete_event(const EventFields& event);
@@ -96,6 +111,17 @@ class TorchTraceBuilder : public ScanSink {
   void refuse_if_nothing_read(std::string_view source) const;
   // Adds the ranges not yet in range_facts_ to it.
   void gather_range_facts();
+  // Keeps the span of every time read (for a time base that comes after the events).
+  void extend(int64_t start, int64_t end) {
+    lo_ = any_time_ ? std::min(lo_, start) : start;
+    hi_ = any_time_ ? std::max(hi_, end) : end;
+    any_time_ = true;
+  }
+  // Kernels, memory operations and API calls: their earliest start (a date for old traces).
+  void gpu_or_call_start(int64_t start) {
+    earliest_ = any_record_ ? std::min(earliest_, start) : start;
+    any_record_ = true;
+  }
 
   TorchTrace& out_;
   EventReader reader_;
@@ -118,12 +144,16 @@ class TorchTraceBuilder : public ScanSink {
   std::map<std::string, uint64_t> notes_;
   std::map<std::string, uint32_t> renumbered_threads_;
   std::set<uint32_t> taken_stand_ins_;
-  std::vector<std::pair<size_t, storage::StringId>> explicit_ops_;  // kernel index, args.op
-  std::vector<FlowEnd> flow_starts_;
-  std::vector<FlowEnd> flow_finishes_;
+  TraceLinker linker_;          // what linking needs of every record, flow and operator
   RangeFacts range_facts_;      // of every range released, and at link() of every range
   size_t ranges_in_facts_ = 0;  // the first of out_.ranges already in range_facts_
-  uint64_t ranges_released_ = 0;
+  uint64_t records_kept_ = 0;
+  std::vector<uint32_t> call_pids_;  // processes of the API calls, sorted, without repeats
+  std::optional<uint32_t> first_kernel_device_;
+  ModeHints hints_;
+  bool any_time_ = false, any_record_ = false;
+  int64_t lo_ = 0, hi_ = 0;  // the span of every time read
+  int64_t earliest_ = 0;     // of kernels, memory operations and API calls
 };
 
 }  // namespace fusionscope::interchange::detail

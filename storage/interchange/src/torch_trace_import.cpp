@@ -9,6 +9,7 @@
 #include "event_scanner.h"
 #include "fusionscope/interchange/interchange_error.h"
 #include "imported_run_info.h"
+#include "spill.h"
 #include "torch_trace_builder.h"
 #include "trace_facts.h"
 #include "trace_run_writer.h"
@@ -29,31 +30,59 @@ std::string stem_of(const std::filesystem::path& file) {
   return p.string();
 }
 
+// Where what an import must remember until the trace's end goes past a few MiB: beside the
+// session it writes when there is one (the room a session needs is there), else the system's
+// temporary directory.
+std::filesystem::path spill_dir_for(const std::filesystem::path& session) {
+  std::error_code ec;
+  if (!session.empty()) {
+    const std::filesystem::path dir = std::filesystem::absolute(session, ec).parent_path();
+    if (!ec && std::filesystem::is_directory(dir, ec)) return dir;
+  }
+  return std::filesystem::temp_directory_path(ec);
+}
+
 // The builder, reporting progress and honouring cancellation between chunks of text; with a
-// writer, it hands over the records that are final as it goes.
-class ReadingBuilder final : public detail::TorchTraceBuilder {
+// writer, it hands over the records as it goes: operators, annotations and launch calls at once
+// (when the time base is known before the events, their times are final), and the records
+// linking completes (kernels, memory operations, calls without a correlation id) into spilling
+// lists, from which they go to the writer once they are linked. Memory then holds batches, not
+// the trace.
+class ReadingBuilder final : public detail::TorchTraceBuilder, private detail::LinkResults {
  public:
   ReadingBuilder(TorchTrace& trace, const detail::ChunkStream& stream,
                  const detail::EventScanner& scanner, const ImportOptions& options,
-                 detail::TraceRunWriter* writer = nullptr)
-      : TorchTraceBuilder(trace),
+                 const std::filesystem::path& spill_dir, detail::TraceRunWriter* writer = nullptr)
+      : TorchTraceBuilder(trace, spill_dir, options.spill_bytes),
         trace_(trace),
         stream_(stream),
         scanner_(scanner),
         options_(options),
         writer_(writer),
+        kernels_(spill_dir, options.spill_bytes),
+        memops_(spill_dir, options.spill_bytes),
+        unlinked_calls_(spill_dir, options.spill_bytes),
         start_(Clock::now()),
         next_report_(start_) {}
 
   void on_chunk() override {
+    check_cancel();
+    if (writer_ != nullptr) {
+      writer_->rethrow_if_failed();
+      if (time_base_known() && pending() >= kStreamBatch) hand_over();
+    }
+    report_now_and_then();
+  }
+
+  // Progress about ten times a second.
+  void report_now_and_then() {
+    if (options_.progress && Clock::now() >= next_report_) report();
+  }
+
+  void check_cancel() const {
     if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed)) {
       throw ImportCancelled();
     }
-    if (writer_ != nullptr) {
-      writer_->rethrow_if_failed();
-      if (time_base_known() && pending() >= kStreamBatch) writer_->push(take_final(false));
-    }
-    if (options_.progress && Clock::now() >= next_report_) report();
   }
 
   void report() {
@@ -71,33 +100,64 @@ class ReadingBuilder final : public detail::TorchTraceBuilder {
     options_.progress(p);
   }
 
-  // The records not handed over yet. Before the trace is linked (`all` false): ranges, and API
-  // calls whose correlation id the event carried (linking fills only those it did not); after
-  // it, every record left. Strings named from the last hand-over on come along.
-  detail::RecordBatch take_final(bool all) {
-    // In buffers the writer is done with, when it has some: the pages stay in use rather than
-    // being given back and faulted in again (zeroed) batch after batch.
-    detail::RecordBatch b = writer_ != nullptr ? writer_->take_spare() : detail::RecordBatch{};
-    // Ranges leave the trace as they go (what linking needs of them stays in the builder).
-    release_ranges(b.ranges);
-    const auto& calls = trace_.api_calls;
-    for (size_t i = calls_seen_; i < calls.size(); ++i) {
-      if (calls[i].correlation_id != 0 || all) {
-        b.api_calls.push_back(calls[i]);
+  // Links the trace (what the records gain goes into the session batch by batch), then hands
+  // over every record left. Returns the last batch.
+  detail::RecordBatch link_and_take_rest(std::string_view source) {
+    // Linking a large trace takes seconds: it reports progress and stops on a cancel meanwhile.
+    link(source, this, [this] {
+      check_cancel();
+      writer_->rethrow_if_failed();
+      report_now_and_then();
+    });
+    batch_ = take(std::move(batch_));
+    // Calls left in the trace (read before the time base was known): those with a correlation
+    // id; the others came through unlinked_call().
+    for (const auto& a : trace_.api_calls) {
+      if (a.correlation_id != 0) batch_.api_calls.push_back(a);
+    }
+    trace_.api_calls = {};
+    trace_.kernels = {};
+    trace_.memops = {};
+    return add_strings(std::move(batch_));
+  }
+
+  uint64_t records_sent() const { return records_sent_; }
+
+ private:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+
+  size_t pending() const {
+    return trace_.ranges.size() + trace_.api_calls.size() + trace_.kernels.size() +
+           trace_.memops.size();
+  }
+
+  // Ranges and calls with a correlation id into a batch for the writer; kernels, memory
+  // operations and calls without one into the spilling lists, to be linked.
+  void hand_over() {
+    detail::RecordBatch b = take(writer_->take_spare());
+    for (const auto& a : trace_.api_calls) {
+      if (a.correlation_id != 0) {
+        b.api_calls.push_back(a);
       } else {
-        held_calls_.push_back(i);
+        unlinked_calls_.push(a);
       }
     }
-    calls_seen_ = calls.size();
-    if (all) {
-      for (size_t i : held_calls_) b.api_calls.push_back(calls[i]);
-      held_calls_.clear();
-      // The last hand-over: the records leave the trace rather than being copied (the trace is
-      // linked and described already), so they are not held twice while they are written.
-      b.kernels = std::exchange(trace_.kernels, {});
-      b.memops = std::exchange(trace_.memops, {});
-      trace_.api_calls = {};
-    }
+    trace_.api_calls.clear();
+    for (const auto& k : trace_.kernels) kernels_.push(k);
+    trace_.kernels.clear();
+    for (const auto& m : trace_.memops) memops_.push(m);
+    trace_.memops.clear();
+    send(std::move(b));
+  }
+
+  // `b` with the ranges read so far (what linking needs of them stays in the builder).
+  detail::RecordBatch take(detail::RecordBatch b) {
+    release_ranges(b.ranges);
+    return b;
+  }
+
+  // Strings named from the last hand-over on come along.
+  detail::RecordBatch add_strings(detail::RecordBatch b) {
     b.first_string = static_cast<storage::StringId>(strings_sent_);
     b.strings.assign(trace_.strings.begin() + static_cast<std::ptrdiff_t>(strings_sent_),
                      trace_.strings.end());
@@ -106,40 +166,84 @@ class ReadingBuilder final : public detail::TorchTraceBuilder {
     return b;
   }
 
-  uint64_t records_sent() const { return records_sent_; }
+  void send(detail::RecordBatch b) { writer_->push(add_strings(std::move(b))); }
 
- private:
-  size_t pending() const { return trace_.ranges.size() + trace_.api_calls.size() - calls_seen_; }
+  // Linked records, in the order they were read: first those spilled, then those still in the
+  // trace (all of them, when the time base came after the events).
+  void kernel(const detail::KernelLink& link) override {
+    storage::KernelRecord k;
+    if (!kernels_.next(k)) k = trace_.kernels.at(kernels_left_++);
+    k.correlation_id = link.correlation_id;
+    k.pid = link.pid;
+    if (k.op == storage::kNoString) k.op = link.op;  // unless the trace names it
+    batch_.kernels.push_back(k);
+    if (batch_.size() >= kStreamBatch) flush_linked();
+  }
+  void memop(const detail::MemopLink& link) override {
+    storage::MemopRecord m;
+    if (!memops_.next(m)) m = trace_.memops.at(memops_left_++);
+    m.correlation_id = link.correlation_id;
+    m.pid = link.pid;
+    batch_.memops.push_back(m);
+    if (batch_.size() >= kStreamBatch) flush_linked();
+  }
+  void unlinked_call(const detail::CallLink& link) override {
+    storage::ApiCallRecord a;
+    if (!unlinked_calls_.next(a)) {
+      while (trace_.api_calls.at(calls_left_).correlation_id != 0) ++calls_left_;
+      a = trace_.api_calls[calls_left_++];
+    }
+    a.correlation_id = link.correlation_id;
+    batch_.api_calls.push_back(a);
+    if (batch_.size() >= kStreamBatch) flush_linked();
+  }
+  void flush_linked() {
+    detail::RecordBatch next = writer_->take_spare();
+    std::swap(next, batch_);
+    send(std::move(next));
+  }
 
   TorchTrace& trace_;
   const detail::ChunkStream& stream_;
   const detail::EventScanner& scanner_;
   const ImportOptions& options_;
   detail::TraceRunWriter* writer_;
+  detail::SpillList<storage::KernelRecord> kernels_;
+  detail::SpillList<storage::MemopRecord> memops_;
+  detail::SpillList<storage::ApiCallRecord> unlinked_calls_;
+  size_t kernels_left_ = 0, memops_left_ = 0, calls_left_ = 0;  // in the trace, linked so far
+  detail::RecordBatch batch_;                                   // linked, not sent yet
   Clock::time_point start_, next_report_;
-  size_t calls_seen_ = 0;
-  std::vector<size_t> held_calls_;  // API calls read but not handed over (no correlation id)
-  size_t strings_sent_ = 1;         // the writer knows string 0 (""), as every session does
+  size_t strings_sent_ = 1;  // the writer knows string 0 (""), as every session does
   uint64_t records_sent_ = 0;
 };
 
+void describe_source(TorchTrace& trace, const std::filesystem::path& file,
+                     const detail::ModeHints& hints);
+
+// `file`: the file read, when it is one (it names the trace).
 TorchTrace parse_stream(detail::ChunkStream& stream, std::string_view source,
-                        const ImportOptions& options) {
+                        const ImportOptions& options, const std::filesystem::path* file = nullptr) {
   TorchTrace trace;
   trace.source_name = std::string(source);
   detail::EventScanner scanner(stream, source);
-  ReadingBuilder builder(trace, stream, scanner, options);
+  ReadingBuilder builder(trace, stream, scanner, options, spill_dir_for({}));
   scanner.run(builder);
-  builder.finish(source);
+  builder.finish(source, [&builder] {
+    builder.check_cancel();
+    builder.report_now_and_then();
+  });
   builder.report();
+  if (file != nullptr) describe_source(trace, *file, builder.mode_hints());
   return trace;
 }
 
 // What a file's stem says about the trace, once it is read.
-void describe_source(TorchTrace& trace, const std::filesystem::path& file) {
+void describe_source(TorchTrace& trace, const std::filesystem::path& file,
+                     const detail::ModeHints& hints) {
   trace.source_name = stem_of(file);
   // The variant and notes read the source name; give them the stem rather than the path.
-  trace.variant = detail::derive_variant(trace);
+  trace.variant = detail::derive_variant(trace, hints);
   trace.session.notes =
       "Imported from the PyTorch profiler trace " + file.filename().string() + ".";
 }
@@ -154,9 +258,7 @@ TorchTrace parse_torch_trace(std::string_view bytes, std::string_view source_nam
 
 TorchTrace read_torch_trace(const std::filesystem::path& file, const ImportOptions& options) {
   detail::ChunkStream stream(file, options.chunk_bytes);
-  TorchTrace trace = parse_stream(stream, file.string(), options);
-  describe_source(trace, file);
-  return trace;
+  return parse_stream(stream, file.string(), options, &file);
 }
 
 ImportResult import_torch_trace(const std::filesystem::path& file, storage::SessionStore& store,
@@ -172,12 +274,11 @@ ImportResult import_torch_trace(const std::filesystem::path& file, storage::Sess
   detail::TraceRunWriter writer(store, provisional, import);
   const std::string source = file.string();
   detail::EventScanner scanner(stream, source);
-  ReadingBuilder builder(trace, stream, scanner, import, &writer);
+  ReadingBuilder builder(trace, stream, scanner, import, spill_dir_for(store.path()), &writer);
   scanner.run(builder);
-  builder.link(source);
-  describe_source(trace, file);
   builder.report();
-  detail::RecordBatch rest = builder.take_final(true);
+  detail::RecordBatch rest = builder.link_and_take_rest(source);
+  describe_source(trace, file, builder.mode_hints());
   result.run_id =
       writer.finish(std::move(rest), detail::run_ending(trace, options), builder.records_sent());
   // The records are in the session; the result keeps what describes them.

@@ -33,7 +33,8 @@ int small_int(const json* v) {
 
 }  // namespace
 
-void read_header(TorchTrace& trace, const json& header, const NoteFn& note) {
+void read_header(TorchTrace& trace, const json& header, uint32_t kernel_device,
+                 const NoteFn& note) {
   auto& s = trace.session;
   s.driver_version = cuda_version_text(member(header, "cuda_driver_version"));
   s.cuda_version = cuda_version_text(member(header, "cuda_runtime_version"));
@@ -54,7 +55,7 @@ void read_header(TorchTrace& trace, const json& header, const NoteFn& note) {
     note("deviceProperties is not an array (GPU details left empty)", 1);
     return;
   }
-  const uint32_t device = trace.kernels.empty() ? 0 : trace.kernels.front().device;
+  const uint32_t device = kernel_device;
   const json* chosen = nullptr;
   for (const auto& d : *devices) {
     if (!d.is_object()) continue;
@@ -96,7 +97,7 @@ void summarize_steps(TorchTrace& trace, const RangeFacts& ranges) {
   trace.steps_wall_ns = ranges.steps_last() - ranges.steps_first();
 }
 
-std::string derive_variant(const TorchTrace& trace) {
+std::string derive_variant(const TorchTrace& trace, const ModeHints& hints) {
   if (!trace.exported_variant.empty()) return trace.exported_variant;
   const std::string name = lower(trace.source_name);
   if (name.find("compile") != std::string::npos || name.find("inductor") != std::string::npos) {
@@ -104,13 +105,8 @@ std::string derive_variant(const TorchTrace& trace) {
   }
   if (name.find("graph") != std::string::npos) return "torch-cuda-graph";
   if (name.find("eager") != std::string::npos) return "torch-eager";
-  for (const auto& k : trace.kernels) {
-    if (std::string_view(trace.str(k.name)).starts_with("triton_")) return "torch-compile";
-  }
-  for (const auto& a : trace.api_calls) {
-    const std::string_view call = trace.str(a.name);
-    if (call == "cudaGraphLaunch" || call.starts_with("cuGraphLaunch")) return "torch-cuda-graph";
-  }
+  if (hints.triton_kernels) return "torch-compile";
+  if (hints.graph_launches) return "torch-cuda-graph";
   return "torch-eager";
 }
 

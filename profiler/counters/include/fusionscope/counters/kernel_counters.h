@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fusionscope/counters/l2_flush.h"
 #include "fusionscope/counters/status.h"
 
 namespace fusionscope::counters {
@@ -52,6 +53,9 @@ struct CounterPassOptions {
   // Sweep the L2 before each kernel the caller announces with before_kernel() (l2_flush.h), so
   // each kernel's DRAM traffic is its own, as under Nsight Compute's cache control.
   bool flush_l2 = false;
+  // What each sweep leaves in the L2: its clean lines, or nothing (kEmpty, as after Nsight
+  // Compute's invalidation; the same bytes on an H100, docs/counters.md).
+  L2SweepEnd l2_sweep_end = L2SweepEnd::kCleanLines;
   // Kernels profiled at most; later launches are not profiled (CUPTI does not count them, so a
   // result that reaches the limit says so: CounterPassResult::limit_reached).
   size_t max_kernels = 1024;

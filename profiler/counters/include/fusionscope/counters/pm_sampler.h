@@ -46,7 +46,8 @@ struct PmSamplingOptions {
   // slower than they are sampled; 2000-sample images lost all but the first 10 ms of a 25 ms run).
   uint32_t samples_per_decode = 10000;
   uint32_t decode_period_ms = 1;  // how often the decode thread drains the buffer
-  // stop() decodes what the hardware still holds for at most this long; the rest is reported lost.
+  // stop() decodes what the hardware still holds within this long from its call (a decode starts
+  // only when expected to end within it); the rest is reported lost.
   uint32_t stop_decode_budget_ms = 400;
   // Threads that turn decoded samples into values while sampling runs, so that stop() has only
   // the last images left. 0 = evaluate everything in stop(), on the caller's thread.

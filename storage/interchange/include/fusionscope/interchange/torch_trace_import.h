@@ -55,6 +55,12 @@ struct ImportOptions {
   const std::atomic<bool>* cancel = nullptr;
   // Decompressed text handed from the decompressing thread to the parser at a time.
   size_t chunk_bytes = size_t{1} << 20;
+  // What the reader remembers until the trace's end to link it (each kernel's launch, the flows,
+  // the operators' spans; in an import into a session also the records linking completes) is
+  // kept in a dozen lists of at most this many bytes each in memory; past it, in temporary files
+  // (beside the session, else in the system's temporary directory). Memory thus stays bounded
+  // whatever the trace's size.
+  size_t spill_bytes = size_t{4} << 20;
 };
 
 // Thrown when ImportOptions::cancel was set; a write into a session leaves no run behind.
@@ -149,7 +155,10 @@ int64_t write_torch_trace(storage::SessionStore& store, const TorchTrace& trace,
 // Reads `file` and writes it into `store` as one run at once, the writing on a thread of its own
 // overlapping the reading: records final as soon as they are read (operators, annotations and
 // launch calls, when the trace gives its time base before its events, as PyTorch's do) go into
-// the session while the rest of the file is read; the others once the trace is linked. The run
+// the session while the rest of the file is read; the others (kernels, memory operations, calls
+// without a correlation id) wait in temporary files beside the session until the trace is
+// linked, as do the facts linking needs (ImportOptions::spill_bytes), so memory stays bounded
+// whatever the trace's size. The run
 // appears whole or not at all: readers do not see it before it is complete, and a bad trace, a
 // failure, a cancel (ImportCancelled) or a killed process leaves no run (strings the session
 // gained meanwhile stay, unnamed by any record). Progress: phase kReading while the file is read
