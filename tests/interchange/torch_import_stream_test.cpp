@@ -34,6 +34,7 @@ using fusionscope::interchange::InterchangeError;
 using fusionscope::interchange::parse_torch_trace;
 using fusionscope::interchange::read_torch_trace;
 using fusionscope::interchange::TorchTrace;
+using fusionscope::interchange::write_torch_trace;
 using fusionscope::storage::SessionStore;
 namespace t = fusionscope::testing;
 
@@ -475,6 +476,41 @@ TEST(TorchImportStream, ACancelAfterTheLastByteLeavesNoRun) {
   EXPECT_THROW(import_torch_trace(file, store, {}, options), ImportCancelled);
   EXPECT_TRUE(read_whole);
   EXPECT_TRUE(store.runs().empty());
+}
+
+TEST(TorchImportStream, ATimeBaseAfterTheEventsImportsAsTheReadDoes) {
+  // Records read before their time base is known are final only at the end: the import holds
+  // them, then links and writes them as it writes spilled ones.
+  std::string text = t::gunzip_file(t::fixture_path(t::kGegluEager));
+  const std::string key = R"("baseTimeNanoseconds": )";
+  const size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos);
+  const size_t end = text.find(", ", at);
+  const std::string member = text.substr(at, end - at);
+  text.erase(at, end + 2 - at);
+  const size_t last_brace = text.rfind('}');
+  text.insert(last_brace, ", " + member);
+  ASSERT_GT(text.find(member), text.find("traceEvents"));
+  const auto dir = t::scratch_dir();
+  const auto file = dir / "late_base.json";
+  {
+    const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    close(fd);
+  }
+  auto read = SessionStore::create(dir / "late_read.fsdb", {});
+  auto imported = SessionStore::create(dir / "late_imported.fsdb", {});
+  const TorchTrace trace = read_torch_trace(file);
+  ASSERT_GT(trace.kernels.size(), 0u);
+  ASSERT_GT(trace.kernels.front().start_ns, int64_t{1} << 60) << "the base was not applied";
+  const auto run_read = write_torch_trace(read, trace);
+  ImportOptions spilling;
+  spilling.spill_bytes = 1;
+  const auto run_imported = import_torch_trace(file, imported, {}, spilling).run_id;
+  EXPECT_EQ(t::first_difference(t::rows_of(read.load_run(run_read)),
+                                t::rows_of(imported.load_run(run_imported))),
+            "");
 }
 
 }  // namespace
