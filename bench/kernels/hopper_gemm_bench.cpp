@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -60,14 +62,30 @@ Shape parse_shape(const std::string& s) {
   return sh;
 }
 
-// coop|pp:CLUSTER:GROUP
+// coop|pp:CLUSTER[xCLUSTER_N]:GROUP[:m|n[:HINTS[:STAGGER]]], HINTS two letters (A then B) of
+// n(ormal), f(irst), l(ast); STAGGER k-blocks the second consumer trails the first (cooperative)
 fd::HopperGemmConfig parse_config(const std::string& s) {
   const auto f = split(s, ':');
-  if (f.size() != 3) throw std::runtime_error("bad config '" + s + "'");
+  if (f.size() < 3 || f.size() > 6) throw std::runtime_error("bad config '" + s + "'");
   fd::HopperGemmConfig c;
   c.schedule = f[0] == "pp" ? fd::HopperSchedule::kPingPong : fd::HopperSchedule::kCooperative;
-  c.cluster = std::stoi(f[1]);
+  const auto sides = split(f[1], 'x');  // CLUSTER: M-side, or MxN
+  c.cluster = std::stoi(sides.at(0));
+  if (sides.size() > 1) c.cluster_n = std::stoi(sides[1]);
   c.group_m = std::stoi(f[2]);
+  if (f.size() > 3) c.raster_n = f[3] == "n";
+  auto hint = [&](char ch) {
+    if (ch == 'f') return fd::L2Hint::kEvictFirst;
+    if (ch == 'l') return fd::L2Hint::kEvictLast;
+    if (ch == 'n') return fd::L2Hint::kNormal;
+    throw std::runtime_error("bad L2 hint in '" + s + "'");
+  };
+  if (f.size() > 4) {
+    if (f[4].size() != 2) throw std::runtime_error("bad L2 hints in '" + s + "'");
+    c.hint_a = hint(f[4][0]);
+    c.hint_b = hint(f[4][1]);
+  }
+  if (f.size() > 5) c.stagger = std::stoi(f[5]);
   return c;
 }
 
@@ -100,7 +118,16 @@ double time_us(F&& f, int sets, int warmup, int iters, cudaStream_t s) {
 struct Row {
   std::string shape, what;
   double us = 0, tflops = 0, rel = -1;
+  double best_us = 0, worst_us = 0;  // over the rounds
   bool ok = true;
+};
+
+// One thing timed on a shape: a configuration of ours or a cuBLASLt GEMM, with its samples.
+struct Entry {
+  Row row;
+  double flops = 0;
+  std::function<void(int)> launch;  // on input copy i
+  std::vector<double> samples;      // median of each round, us
 };
 
 class Case {
@@ -192,14 +219,17 @@ class Case {
 int run(int argc, char** argv) {
   CLI::App app{"The Hopper GEMM's configurations next to cuBLASLt: TFLOP/s and error"};
   std::vector<std::string> shapes, configs{"coop:1:16", "coop:2:16", "pp:1:16", "pp:2:16"};
-  int warmup = 10, iters = 50, sets = 0;
+  int warmup = 10, iters = 50, sets = 0, rounds = 1;
   uint64_t check_rows = 512, seed = 0x5eed;
   bool odd = false, no_cublas = false;
   std::string json_out;
   app.add_option("--shape", shapes, "gated:ROWS:DIM:HIDDEN:DTYPE:ACT or plain:ROWS:K:N:DTYPE");
-  app.add_option("--config", configs, "schedule:cluster:group, schedule coop or pp");
+  app.add_option("--config", configs, "schedule:cluster:group[:m|n[:hints]], schedule coop or pp");
   app.add_option("--warmup", warmup);
   app.add_option("--iters", iters);
+  app.add_option("--rounds", rounds,
+                 "rounds over every configuration and cuBLASLt in turn (the GPU's clock moves "
+                 "with its power draw, so each is timed in every round; median of the rounds)");
   app.add_option("--sets", sets, "rotating input copies (0: enough to pass the L2)");
   app.add_option("--check-rows", check_rows, "rows checked at each end (0: all)");
   app.add_option("--seed", seed);
@@ -243,52 +273,78 @@ int run(int argc, char** argv) {
             ? sets
             : static_cast<int>(std::clamp(std::ceil(2.0 * prop.l2CacheSize / x_bytes), 1.0, 8.0));
     Case cs(sh, seed, n_sets, s);
+    std::vector<Entry> entries;
+    std::vector<std::unique_ptr<fd::HopperGemm>> gemms;
+    std::vector<std::unique_ptr<fd::LtGemm>> lts;
     for (const auto& ctext : configs) {
-      Row r{text, ctext};
+      Entry e;
+      e.row = Row{text, ctext};
+      e.flops = cs.flops();
       try {
-        fd::HopperGemm g(sh.dtype, sh.gated ? sh.act : fk::Activation::kNone, sh.rows, cs.wide(),
-                         sh.k, cs.w(), parse_config(ctext), device);
+        auto g = std::make_unique<fd::HopperGemm>(
+            sh.dtype, sh.gated ? sh.act : fk::Activation::kNone, sh.rows, cs.wide(), sh.k, cs.w(),
+            parse_config(ctext), device);
         FS_CUDA(cudaMemsetAsync(cs.out(), 0xFF, sh.rows * sh.n * 2, s));
-        g.run(cs.x(0), cs.out(), s);
+        g->run(cs.x(0), cs.out(), s);
         FS_CUDA(cudaStreamSynchronize(s));
         uint64_t nonfinite = 0;
-        r.rel = cs.check(check_rows, nonfinite);
+        e.row.rel = cs.check(check_rows, nonfinite);
         const double tol = fk::tolerance(sh.dtype);
-        r.ok = nonfinite == 0 && std::isfinite(r.rel) && r.rel <= tol;
-        r.us = time_us([&](int i) { g.run(cs.x(i), cs.out(), s); }, n_sets, warmup, iters, s);
-        r.tflops = cs.flops() / (r.us * 1e-6) / 1e12;
-        r.what = ctext + " (grid " + std::to_string(g.grid()) + ")";
-      } catch (const std::exception& e) {
-        std::printf("%s %s: %s\n", text.c_str(), ctext.c_str(), e.what());
-        r.ok = false;
+        e.row.ok = nonfinite == 0 && std::isfinite(e.row.rel) && e.row.rel <= tol;
+        e.row.what = ctext + " (grid " + std::to_string(g->grid()) + ")";
+        fd::HopperGemm* gp = g.get();
+        e.launch = [gp, &cs, s](int i) { gp->run(cs.x(i), cs.out(), s); };
+        gemms.push_back(std::move(g));
+      } catch (const std::exception& ex) {
+        std::printf("%s %s: %s\n", text.c_str(), ctext.c_str(), ex.what());
+        e.row.ok = false;
         FS_CUDA(cudaGetLastError());
       }
-      if (!r.ok) ++failures;
-      std::printf("%-34s %-26s %9.1f us %7.1f TFLOP/s  rel %.2e %s\n", r.shape.c_str(),
-                  r.what.c_str(), r.us, r.tflops, r.rel, r.ok ? "ok" : "FAIL");
-      std::fflush(stdout);
-      rows.push_back(r);
+      if (!e.row.ok) ++failures;
+      entries.push_back(std::move(e));
     }
     if (!no_cublas) {
       // cuBLASLt: the separate gate and up GEMMs (as eager runs them) and one GEMM as wide as ours.
       auto add = [&](const std::string& what, uint64_t n, double flops, int times) {
-        fd::LtGemm g(lt, sh.dtype, sh.rows, n, sh.k, false, fk::Activation::kNone, ws.get(),
-                     fd::kCublasWorkspaceBytes);
-        Row r{text, what};
-        r.us = time_us(
-            [&](int i) {
-              for (int t = 0; t < times; ++t) g.run(cs.x(i), cs.w(), nullptr, cs.scratch(), s);
-            },
-            n_sets, warmup, iters, s);
-        r.tflops = flops / (r.us * 1e-6) / 1e12;
-        std::printf("%-34s %-26s %9.1f us %7.1f TFLOP/s\n", r.shape.c_str(), r.what.c_str(), r.us,
-                    r.tflops);
-        std::fflush(stdout);
-        rows.push_back(r);
+        lts.push_back(std::make_unique<fd::LtGemm>(lt, sh.dtype, sh.rows, n, sh.k, false,
+                                                   fk::Activation::kNone, ws.get(),
+                                                   fd::kCublasWorkspaceBytes));
+        fd::LtGemm* g = lts.back().get();
+        Entry e;
+        e.row = Row{text, what};
+        e.flops = flops;
+        e.launch = [g, &cs, s, times](int i) {
+          for (int t = 0; t < times; ++t) g->run(cs.x(i), cs.w(), nullptr, cs.scratch(), s);
+        };
+        entries.push_back(std::move(e));
       };
       if (sh.gated) add("cublasLt gate+up (2 GEMMs)", sh.n, cs.flops(), 2);
       add(sh.gated ? "cublasLt one 2h-wide GEMM" : "cublasLt", cs.wide(), cs.flops(), 1);
     }
+    // Every entry once per round, starting one further along each round.
+    const size_t n_entries = entries.size();
+    for (int round = 0; round < rounds; ++round)
+      for (size_t j = 0; j < n_entries; ++j) {
+        Entry& e = entries[(j + static_cast<size_t>(round)) % n_entries];
+        if (e.launch) e.samples.push_back(time_us(e.launch, n_sets, warmup, iters, s));
+      }
+    for (auto& e : entries) {
+      Row& r = e.row;
+      if (!e.samples.empty()) {
+        r.us = median(e.samples);
+        r.best_us = *std::min_element(e.samples.begin(), e.samples.end());
+        r.worst_us = *std::max_element(e.samples.begin(), e.samples.end());
+        r.tflops = e.flops / (r.us * 1e-6) / 1e12;
+      }
+      const double best_tflops = r.best_us > 0 ? e.flops / (r.best_us * 1e-6) / 1e12 : 0;
+      std::printf("%-34s %-34s %9.1f us %7.1f TFLOP/s (best %7.1f, spread %4.1f%%)",
+                  r.shape.c_str(), r.what.c_str(), r.us, r.tflops, best_tflops,
+                  r.best_us > 0 ? 100.0 * (r.worst_us - r.best_us) / r.best_us : 0.0);
+      if (r.rel >= 0) std::printf("  rel %.2e %s", r.rel, r.ok ? "ok" : "FAIL");
+      std::printf("\n");
+      rows.push_back(r);
+    }
+    std::fflush(stdout);
   }
   std::printf("\n%d failures\n", failures);
   if (!json_out.empty()) {
@@ -298,6 +354,8 @@ int run(int argc, char** argv) {
                    {"what", r.what},
                    {"us", r.us},
                    {"tflops", r.tflops},
+                   {"best_us", r.best_us},
+                   {"worst_us", r.worst_us},
                    {"rel", r.rel},
                    {"ok", r.ok}});
     std::ofstream(json_out) << j.dump(1) << "\n";

@@ -16,6 +16,7 @@ STEPS=${*:-sass tests lab probe torch sanitize}
 mkdir -p "$OUT"
 here=$(cd "$(dirname "$0")/../.." && pwd)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# The tuner's candidates, timed in 5 interleaved rounds with cuBLASLt (medians of the rounds).
 CONFIGS="--config coop:2:16 --config coop:2:8 --config coop:1:16 --config pp:2:16 --config pp:1:16"
 DEADLINE=${DEADLINE:-575}  # seconds from the start for everything
 step() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
@@ -63,7 +64,7 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
   fi
   if has probe; then
     step "the GEMM alone in every configuration next to cuBLASLt"
-    timeout $(lim 150) "$BIN/hopper_gemm_bench" $CONFIGS --check-rows 64 --iters 30 --warmup 5 \
+    timeout $(lim 150) "$BIN/hopper_gemm_bench" $CONFIGS --check-rows 64 --rounds 5 --iters 20 --warmup 3 \
       --json "$OUT/probe.json" \
       --shape gated:8192:4096:14336:bf16:silu --shape gated:8192:768:3072:bf16:gelu-tanh \
       --shape gated:1024:4096:14336:bf16:silu --shape gated:16384:4096:14336:bf16:gelu-tanh \
@@ -72,7 +73,7 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
   fi
   if has torch; then
     step "presets and the gated sweep next to PyTorch (ratio table last)"
-    PYTHONUNBUFFERED=1 timeout $(lim 330) python3 "$here/scripts/bench_vs_torch.py" \
+    PYTHONUNBUFFERED=1 timeout $(lim 400) python3 "$here/scripts/bench_vs_torch.py" \
       --bench "$BIN/kernels_bench" ${TORCH_PRESETS---preset geglu-post --preset mlp-narrow --preset linear-post} \
       --sweep --dram --warmup 10 --iters 100 --json "$OUT/torch.json" > "$OUT/torch.log" 2>&1
     echo "rc=$?"

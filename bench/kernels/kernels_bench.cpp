@@ -38,14 +38,15 @@ double host_us_per_forward(const fk::MlpConfig& c, fk::Variant v, fk::GatedGemmP
 
 int main(int argc, char** argv) {
   CLI::App app{"fusionscope kernel benchmark: every variant, CUDA-event medians, vs the floor"};
-  std::vector<std::string> preset_names{"geglu-post", "mlp-narrow", "linear-post"};
+  std::vector<std::string> preset_names;
   std::vector<std::string> variant_names;
   std::vector<std::string> config_jsons;
   int warmup = 20, iters = 200, input_sets = 0, host_iters = 2000;
   bool graph = false, print_config = false, no_host = false, no_check = false;
   uint64_t check_rows = 0;
   std::string json_out, path_name = "auto";
-  app.add_option("--preset", preset_names, "presets to run");
+  app.add_option("--preset", preset_names,
+                 "presets to run (default, when no --config is given: the three targets)");
   app.add_option("--config", config_jsons, "configurations as JSON (in addition to presets)");
   app.add_option("--variant", variant_names, "variants (default: every supported one)");
   app.add_option("--warmup", warmup, "warm-up iterations");
@@ -61,6 +62,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_out, "write the results as JSON here");
   app.add_flag("--print-config", print_config, "print each preset's JSON and exit");
   CLI11_PARSE(app, argc, argv);
+  if (preset_names.empty() && config_jsons.empty())
+    preset_names = {"geglu-post", "mlp-narrow", "linear-post"};
 
   std::vector<fk::MlpConfig> configs;
   try {

@@ -28,10 +28,21 @@ enum class HopperSchedule : uint8_t {
   kPingPong,
 };
 
+enum class L2Hint : uint8_t { kNormal, kEvictFirst, kEvictLast };
+
 struct HopperGemmConfig {
   HopperSchedule schedule = HopperSchedule::kCooperative;
-  int cluster = 2;   // CTAs along M sharing each B tile through TMA multicast: 1 or 2
-  int group_m = 16;  // tile order: down this many cluster-rows of tiles, then the next column
+  int cluster = 2;    // CTAs along M sharing each B tile through TMA multicast: 1 or 2
+  int group_m = 16;   // tile order: down this many cluster-rows of tiles, then the next column
+  int cluster_n = 1;  // CTAs along N sharing each A tile through TMA multicast: 1 or 2
+  // Tile order along N instead: across group_m columns of tiles, then the next cluster-row.
+  bool raster_n = false;
+  // L2 eviction priority of the TMA loads of A and of B.
+  L2Hint hint_a = L2Hint::kNormal;
+  L2Hint hint_b = L2Hint::kNormal;
+  // Cooperative: the second consumer warpgroup starts this many k-blocks behind the first and
+  // stays behind, so one's epilogue runs while the other still issues MMAs (0: in step).
+  int stagger = 0;
 };
 
 std::string to_string(const HopperGemmConfig& c);

@@ -37,34 +37,47 @@ struct Layout {
   static constexpr uint32_t kStagingPerWg = kPlain ? 4 * kBoxBytes : 2 * kBoxBytes;
   static constexpr int kStages = (!kPingPong && kPlain) ? 3 : 4;
   static constexpr size_t kSmemBytes =
-      size_t{kStages} * (kBytesA + kBytesB) + 2 * kStagingPerWg + (2 * kStages + 2) * 8 + 1024;
+      size_t{kStages} * (kBytesA + kBytesB) + 2 * kStagingPerWg + (2 * kStages + 3) * 8 + 1024;
   static_assert(kSmemBytes <= 232448, "over the 227 KiB a block may have");
 };
 
 struct Params {
-  uint32_t rows;      // rows of A and of the output
-  uint32_t out_cols;  // columns of the output (n / 2 gated, n plain)
-  uint32_t tiles_mc;  // cluster-rows of tiles
-  uint32_t tiles_n;   // 256-wide columns of tiles
-  uint32_t kblocks;   // 64-deep k-blocks
-  uint32_t cluster;   // 1 or 2
-  uint32_t group_m;
+  uint32_t rows;       // rows of A and of the output
+  uint32_t out_cols;   // columns of the output (n / 2 gated, n plain)
+  uint32_t tiles_mc;   // cluster-rows of tiles
+  uint32_t tiles_n;    // cluster-columns of tiles (cluster_n 256-wide columns each)
+  uint32_t kblocks;    // 64-deep k-blocks
+  uint32_t cluster;    // CTAs per cluster: cluster_m * cluster_n
+  uint32_t cluster_m;  // CTAs along M (sharing B), 1 or 2
+  uint32_t cluster_n;  // CTAs along N (sharing A), 1 or 2
+  uint32_t group_m;    // tiles per group along the raster's minor direction
+  uint32_t raster_n;   // 1: groups of columns walked row by row
+  uint64_t policy_a;   // L2 cache policies of the TMA loads
+  uint64_t policy_b;
+  uint32_t stagger;  // cooperative: k-blocks the second consumer trails the first by
 };
 
 #ifdef FS_SM90A
 #include "wgmma_m64n256k16.inc"
 using namespace sm90;
 
-// Grouped order: tile t -> (cluster-row mc, column nt).
+// Grouped order: tile t -> (cluster-row mc, column nt). Along M: down group_m cluster-rows,
+// then the next column; along N: across group_m columns, then the next cluster-row. Selects,
+// not branches, so no divergent path leads into the wgmma loop.
 __device__ __forceinline__ void tile_coords(uint32_t t, const Params& p, uint32_t& mc,
                                             uint32_t& nt) {
-  const uint32_t per_group = p.group_m * p.tiles_n;
+  const bool along_n = p.raster_n != 0;
+  const uint32_t minor_tiles = along_n ? p.tiles_n : p.tiles_mc;
+  const uint32_t major_tiles = along_n ? p.tiles_mc : p.tiles_n;
+  const uint32_t per_group = p.group_m * major_tiles;
   const uint32_t g = t / per_group;
   const uint32_t first = g * p.group_m;
-  const uint32_t rows_in_group = min(p.tiles_mc - first, p.group_m);
+  const uint32_t in_group = min(minor_tiles - first, p.group_m);
   const uint32_t r = t - g * per_group;
-  mc = first + r % rows_in_group;
-  nt = r / rows_in_group;
+  const uint32_t minor = first + r % in_group;
+  const uint32_t major = r / in_group;
+  mc = along_n ? major : minor;
+  nt = along_n ? minor : major;
 }
 
 #endif  // FS_SM90A
@@ -91,19 +104,30 @@ __global__ void __launch_bounds__(kThreads, 1)
   // own. Besides alternating the tensor cores between the two, this keeps every wait on a `full`
   // barrier within one phase of it (parity waits cannot tell phase p from p + 2).
   uint64_t* order = empty + kStages;
+  // Cooperative with a stagger: the first consumer opens `lead` once it has issued `stagger`
+  // k-blocks of its first tile; the second waits for it once, then trails by that much.
+  uint64_t* lead = order + 2;
+
+  // Shared-memory addresses, computed once (see sm90_ptx.cuh).
+  const uint32_t tiles_a_u32 = smem_u32(tiles_a), tiles_b_u32 = smem_u32(tiles_b);
+  const uint32_t full_u32 = smem_u32(full), empty_u32 = smem_u32(empty);
 
   const int wg = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;
   const uint32_t cluster = p.cluster;
   const uint32_t rank = cluster > 1 ? cluster_rank() : 0;
+  const uint32_t cm = p.cluster_m, cn = p.cluster_n;
+  const uint32_t rm = rank % cm, rn = rank / cm;  // this CTA's place in the cluster's tiles
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);
-      // Every consumer warpgroup that reads a stage, in every CTA the stage was multicast to.
-      mbar_init(&empty[s], (kPingPong ? 1 : 2) * cluster);
+      // Every consumer warpgroup of every CTA this CTA's loads are multicast to: itself, its
+      // peer along M (half of B) and its peer along N (half of A).
+      mbar_init(&empty[s], (kPingPong ? 1 : 2) * (p.cluster_m + p.cluster_n - 1));
     }
     mbar_init(&order[0], 1);
     mbar_init(&order[1], 1);
+    mbar_init(lead, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -121,19 +145,33 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (uint32_t t = cid; t < tiles; t += clusters) {
         uint32_t mc, nt;
         tile_coords(t, p, mc, nt);
-        const int m0 = static_cast<int>((mc * cluster + rank) * L::kTileRows);
-        const int n0 = static_cast<int>(nt * BN);
+        const int m0 = static_cast<int>((mc * cm + rm) * L::kTileRows);
+        const int n0 = static_cast<int>((nt * cn + rn) * BN);
+        // Along N, the CTAs of one row of the cluster (ranks rm, rm + cm) share A: each loads
+        // half of its rows for both. Along M, those of one column (ranks cm * rn, + 1) share B.
+        const uint16_t mask_a = static_cast<uint16_t>((1u << rm) | (1u << (rm + cm)));
+        const uint16_t mask_b = static_cast<uint16_t>(3u << (cm * rn));
+        const int a_half = static_cast<int>(rn) * (L::kTileRows / 2);
+        const int b_half = static_cast<int>(rm) * (BN / 2);
         for (uint32_t kb = 0; kb < kblocks; ++kb, ++it) {
           const uint32_t s = it % kStages, round = it / kStages;
-          if (round > 0) mbar_wait(&empty[s], (round - 1) & 1);
-          mbar_expect_tx(&full[s], L::kBytesA + L::kBytesB);
+          const uint32_t full_s = full_u32 + s * 8;
+          if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
+          mbar_expect_tx(full_s, L::kBytesA + L::kBytesB);
           const int k0 = static_cast<int>(kb * BK);
-          tma_load(tiles_a + s * L::kBytesA, &tmap_a, &full[s], k0, m0);
-          if (cluster == 1) {
-            tma_load(tiles_b + s * L::kBytesB, &tmap_b, &full[s], k0, n0);
+          const uint32_t a_dst = tiles_a_u32 + s * L::kBytesA;
+          const uint32_t b_dst = tiles_b_u32 + s * L::kBytesB;
+          if (cn == 1) {
+            tma_load_hint(a_dst, &tmap_a, full_s, k0, m0, p.policy_a);
           } else {
-            tma_load_multicast(tiles_b + s * L::kBytesB + rank * (L::kBytesB / 2), &tmap_b,
-                               &full[s], k0, n0 + static_cast<int>(rank) * (BN / 2), 0x3);
+            tma_load_multicast_hint(a_dst + a_half * 128, &tmap_a, full_s, k0, m0 + a_half, mask_a,
+                                    p.policy_a);
+          }
+          if (cm == 1) {
+            tma_load_hint(b_dst, &tmap_b, full_s, k0, n0, p.policy_b);
+          } else {
+            tma_load_multicast_hint(b_dst + b_half * 128, &tmap_b, full_s, k0, n0 + b_half, mask_b,
+                                    p.policy_b);
           }
         }
       }
@@ -144,44 +182,53 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int warp = tid / 32, lane = tid % 32;
     uint8_t* my_staging = staging + c * L::kStagingPerWg;
     const uint32_t staging_u32 = smem_u32(my_staging);
-    // A stage is free once every consumer warpgroup of every CTA it was multicast to is done.
+    // A stage is free once every consumer warpgroup of every CTA it was multicast to is done:
+    // tell this CTA and the peers whose loads land in this CTA's stages.
     auto release = [&](uint32_t stage) {
+      const uint32_t bar = empty_u32 + stage * 8;
       if (cluster == 1) {
-        mbar_arrive(&empty[stage]);
+        mbar_arrive(bar);
       } else {
-        for (uint32_t r = 0; r < cluster; ++r) mbar_arrive_cluster(&empty[stage], r);
+        mbar_arrive_cluster(bar, rank);
+        if (cm > 1) mbar_arrive_cluster(bar, rank ^ 1u);  // peer along M (B)
+        if (cn > 1) mbar_arrive_cluster(bar, rank ^ cm);  // peer along N (A)
       }
     };
     float d[128];
-    uint32_t local = 0;  // position in this CTA's sequence of tiles
-    uint32_t turns = 0;  // ping-pong: waits on order[c] so far
+    uint32_t local = 0;                                // position in this CTA's sequence of tiles
+    uint32_t turns = 0;                                // ping-pong: waits on order[c] so far
+    const uint32_t lead_at = min(p.stagger, kblocks);  // 0: no stagger
+    if (!kPingPong && c == 1 && lead_at > 0 && cid < tiles) mbar_wait(lead, 0);
     for (uint32_t t = cid; t < tiles; t += clusters, ++local) {
       if (kPingPong && (local & 1) != static_cast<uint32_t>(c)) continue;
       if (kPingPong && local > 0) mbar_wait(&order[c], turns++ & 1);
       uint32_t mc, nt;
       tile_coords(t, p, mc, nt);
       const uint32_t m0 =
-          (mc * cluster + rank) * L::kTileRows + (kPingPong ? 0 : static_cast<uint32_t>(c) * 64);
-      const uint32_t n0 = nt * BN;
+          (mc * cm + rm) * L::kTileRows + (kPingPong ? 0 : static_cast<uint32_t>(c) * 64);
+      const uint32_t n0 = (nt * cn + rn) * BN;
       const uint32_t a_offset = kPingPong ? 0 : static_cast<uint32_t>(c) * 64 * 128;
+      // Descriptors of stage 0; stage s and k-step kk are offsets in 16-byte units.
+      const uint64_t desc_a = smem_desc(tiles_a_u32 + a_offset);
+      const uint64_t desc_b = smem_desc(tiles_b_u32);
 
       // Main loop.
       uint32_t it = local * kblocks;
       uint32_t prev = 0;
       for (uint32_t kb = 0; kb < kblocks; ++kb, ++it) {
         const uint32_t s = it % kStages;
-        mbar_wait(&full[s], (it / kStages) & 1);
-        const uint8_t* a = tiles_a + s * L::kBytesA + a_offset;
-        const uint8_t* b = tiles_b + s * L::kBytesB;
+        mbar_wait(full_u32 + s * 8, (it / kStages) & 1);
+        const uint64_t da = desc_a + s * (L::kBytesA >> 4);
+        const uint64_t db = desc_b + s * (L::kBytesB >> 4);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk)  // 16 elements = 32 bytes along the swizzled row
-          wgmma_m64n256k16<T>(d, smem_desc(a + kk * 32), smem_desc(b + kk * 32),
-                              (kb > 0 || kk > 0) ? 1 : 0);
+          wgmma_m64n256k16<T>(d, da + kk * 2, db + kk * 2, (kb > 0 || kk > 0) ? 1 : 0);
         wgmma_commit();
         // One k-block stays in flight; the one before it has finished reading its stage.
         wgmma_wait<1>();
         if (kb > 0 && tid == 0) release(prev);
+        if (!kPingPong && c == 0 && local == 0 && kb + 1 == lead_at && tid == 0) mbar_arrive(lead);
         prev = s;
       }
       if (kPingPong && tid == 0) mbar_arrive(&order[c ^ 1]);  // every full wait of this tile passed
@@ -264,9 +311,31 @@ size_t smem_bytes(Activation act, bool ping_pong) {
 
 }  // namespace
 
+// The createpolicy encodings of the L2 eviction priorities (fraction 1.0), as CUTLASS uses them.
+static uint64_t l2_policy(L2Hint h) {
+  switch (h) {
+    case L2Hint::kEvictFirst:
+      return 0x12F0000000000000ull;
+    case L2Hint::kEvictLast:
+      return 0x14F0000000000000ull;
+    case L2Hint::kNormal:
+      break;
+  }
+  return 0x1000000000000000ull;
+}
+
 std::string to_string(const HopperGemmConfig& c) {
-  return std::string(c.schedule == HopperSchedule::kPingPong ? "ping-pong" : "cooperative") +
-         ", cluster " + std::to_string(c.cluster) + ", group " + std::to_string(c.group_m);
+  std::string s =
+      std::string(c.schedule == HopperSchedule::kPingPong ? "ping-pong" : "cooperative") +
+      ", cluster " + std::to_string(c.cluster) +
+      (c.cluster_n > 1 ? "x" + std::to_string(c.cluster_n) : std::string()) + ", group " +
+      std::to_string(c.group_m);
+  if (c.raster_n) s += " along N";
+  auto hint = [](L2Hint h) { return h == L2Hint::kEvictFirst ? "first" : "last"; };
+  if (c.hint_a != L2Hint::kNormal) s += std::string(", A evict ") + hint(c.hint_a);
+  if (c.hint_b != L2Hint::kNormal) s += std::string(", B evict ") + hint(c.hint_b);
+  if (c.stagger > 0) s += ", stagger " + std::to_string(c.stagger);
+  return s;
 }
 
 HopperGemmConfig default_hopper_config() {
@@ -297,8 +366,9 @@ struct HopperGemm::Maps {
 HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
                        const void* b, HopperGemmConfig config, int device)
     : dtype_(dtype), act_(act), rows_(rows), n_(n), k_(k), config_(config) {
-  if (config_.cluster != 1 && config_.cluster != 2)
-    throw CudaError("Hopper GEMM: cluster must be 1 or 2");
+  if ((config_.cluster != 1 && config_.cluster != 2) ||
+      (config_.cluster_n != 1 && config_.cluster_n != 2))
+    throw CudaError("Hopper GEMM: cluster sides must be 1 or 2");
   if (config_.group_m < 1) throw CudaError("Hopper GEMM: group_m must be positive");
   if (rows == 0 || n == 0 || k == 0 || n % 8 || k % 8 || rows > 0x7fffffffu || n > 0x7fffffffu ||
       k > 0x7fffffffu)
@@ -311,18 +381,26 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   maps_->smem = smem_bytes(act, ping_pong);
   FS_CUDA(cudaFuncSetAttribute(maps_->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(maps_->smem)));
-  const uint32_t cluster = static_cast<uint32_t>(config_.cluster);
-  maps_->b = encode_tma_map_128b(b, n, k, BN / cluster);
+  const uint32_t cm = static_cast<uint32_t>(config_.cluster);
+  const uint32_t cn = static_cast<uint32_t>(config_.cluster_n);
+  const uint32_t cluster = cm * cn;
+  maps_->b = encode_tma_map_128b(b, n, k, BN / cm);
 
   const uint64_t tile_rows = ping_pong ? 64 : 128;
   Params& p = maps_->params;
   p.rows = static_cast<uint32_t>(rows);
   p.out_cols = static_cast<uint32_t>(act == Activation::kNone ? n : n / 2);
-  p.tiles_mc = static_cast<uint32_t>((rows + tile_rows * cluster - 1) / (tile_rows * cluster));
-  p.tiles_n = static_cast<uint32_t>((n + BN - 1) / BN);
+  p.tiles_mc = static_cast<uint32_t>((rows + tile_rows * cm - 1) / (tile_rows * cm));
+  p.tiles_n = static_cast<uint32_t>((n + uint64_t{BN} * cn - 1) / (uint64_t{BN} * cn));
   p.kblocks = static_cast<uint32_t>((k + BK - 1) / BK);
   p.cluster = cluster;
+  p.cluster_m = cm;
+  p.cluster_n = cn;
   p.group_m = static_cast<uint32_t>(config_.group_m);
+  p.raster_n = config_.raster_n ? 1 : 0;
+  p.policy_a = l2_policy(config_.hint_a);
+  p.policy_b = l2_policy(config_.hint_b);
+  p.stagger = static_cast<uint32_t>(std::max(config_.stagger, 0));
 
   // As many clusters as fit on the device at once (one CTA per SM), at most one per tile.
   int sms = 0;
@@ -342,7 +420,7 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
     cfg.numAttrs = 1;
     int n_clusters = 0;
     FS_CUDA(cudaOccupancyMaxActiveClusters(&n_clusters, maps_->kernel, &cfg));
-    if (n_clusters <= 0) throw CudaError("Hopper GEMM: no cluster of 2 fits on this device");
+    if (n_clusters <= 0) throw CudaError("Hopper GEMM: no cluster of this size fits on the device");
     max_clusters = std::min(max_clusters, n_clusters);
   }
   const uint64_t tiles = uint64_t{p.tiles_mc} * p.tiles_n;
@@ -356,7 +434,11 @@ void HopperGemm::run(const void* a, void* out, cudaStream_t stream) {
   const bool ping_pong = config_.schedule == HopperSchedule::kPingPong;
   auto ia = maps_->a.find(a);
   if (ia == maps_->a.end())
-    ia = maps_->a.emplace(a, encode_tma_map_128b(a, rows_, k_, ping_pong ? 64 : 128)).first;
+    ia = maps_->a
+             .emplace(a, encode_tma_map_128b(
+                             a, rows_, k_,
+                             (ping_pong ? 64u : 128u) / static_cast<uint32_t>(config_.cluster_n)))
+             .first;
   auto io = maps_->out.find(out);
   if (io == maps_->out.end())
     io = maps_->out.emplace(out, encode_tma_map_128b(out, rows_, maps_->params.out_cols, 64)).first;
@@ -368,7 +450,7 @@ void HopperGemm::run(const void* a, void* out, cudaStream_t stream) {
   cfg.stream = stream;
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = static_cast<unsigned>(config_.cluster);
+  attr.val.clusterDim.x = static_cast<unsigned>(config_.cluster * config_.cluster_n);
   attr.val.clusterDim.y = 1;
   attr.val.clusterDim.z = 1;
   cfg.attrs = &attr;

@@ -13,11 +13,11 @@ namespace fusionscope::kernels::detail {
 
 std::vector<HopperGemmConfig> hopper_gemm_candidates() {
   using S = HopperSchedule;
-  return {{S::kCooperative, 2, 16},
-          {S::kCooperative, 2, 8},
-          {S::kCooperative, 1, 16},
-          {S::kPingPong, 2, 16},
-          {S::kPingPong, 1, 16}};
+  return {{.schedule = S::kCooperative, .cluster = 2, .group_m = 16},
+          {.schedule = S::kCooperative, .cluster = 2, .group_m = 8},
+          {.schedule = S::kCooperative, .cluster = 1, .group_m = 16},
+          {.schedule = S::kPingPong, .cluster = 2, .group_m = 16},
+          {.schedule = S::kPingPong, .cluster = 1, .group_m = 16}};
 }
 
 double best_launch_us(const std::function<void(cudaStream_t)>& f, cudaStream_t stream,
