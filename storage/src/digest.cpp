@@ -73,16 +73,36 @@ uint64_t Hasher::value() const {
   return z ^ (z >> 31);
 }
 
+namespace {
+uint64_t text_hash(std::string_view text) {
+  Hasher x(0);
+  x.add(text);
+  return x.value() | 1;  // never 0, which marks "not computed"
+}
+}  // namespace
+
 uint64_t StringHashes::of(StringId id) {
-  if (id >= strings_.size()) return kUnknownString | id;
-  if (cache_.size() < strings_.size()) cache_.resize(strings_.size(), 0);
-  uint64_t& h = cache_[id];
-  if (h == 0) {
-    Hasher x(0);
-    x.add(std::string_view(strings_[id]));
-    h = x.value() | 1;  // never 0, which marks "not computed"
+  if (strings_ == nullptr) {
+    if (const uint64_t* h = fetched_.find(id)) return *h;
+    const std::optional<std::string> text = fetch_(id);
+    if (!text) return kUnknownString | id;
+    const uint64_t h = text_hash(*text);
+    fetched_.insert(id, h);
+    return h;
   }
+  if (id >= strings_->size()) return kUnknownString | id;
+  if (cache_.size() < strings_->size()) cache_.resize(strings_->size(), 0);
+  uint64_t& h = cache_[id];
+  if (h == 0) h = text_hash((*strings_)[id]);
   return h;
+}
+
+void StringHashes::remember(StringId id, std::string_view text) {
+  if (strings_ == nullptr) fetched_.insert(id, text_hash(text));
+}
+
+void StringHashes::forget() {
+  fetched_.clear();
 }
 
 uint64_t record_hash(const KernelRecord& r, StringHashes& s) {

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "fusionscope/storage/bounded_cache.h"
 #include "fusionscope/storage/records.h"
 #include "fusionscope/storage/session_store.h"
 
@@ -37,15 +39,27 @@ class Hasher {
   uint64_t h_;
 };
 
-// Hashes of the texts of a session's strings, computed once each.
+// Hashes of the texts of a session's strings: of a table held whole (a run loaded, a
+// migration), each computed once; or of strings fetched by id where they are kept (a writer),
+// the hashes of those used lately kept in a bounded cache.
 class StringHashes {
  public:
-  explicit StringHashes(const std::vector<std::string>& strings) : strings_(strings) {}
+  explicit StringHashes(const std::vector<std::string>& strings) : strings_(&strings) {}
+  // `fetch`: the text of a string id; "" for an id within the table that has no text, nullopt
+  // for an id beyond it.
+  using Fetch = std::function<std::optional<std::string>(StringId)>;
+  explicit StringHashes(Fetch fetch) : fetch_(std::move(fetch)) {}
   uint64_t of(StringId id);
+  // Keeps the hash of a string whose text is at hand (a writer that has just added it).
+  void remember(StringId id, std::string_view text);
+  // Forgets every hash kept from fetched texts (strings that a transaction added, then undid).
+  void forget();
 
  private:
-  const std::vector<std::string>& strings_;
+  const std::vector<std::string>* strings_ = nullptr;
   std::vector<uint64_t> cache_;
+  Fetch fetch_;
+  BoundedCache<StringId, uint64_t> fetched_{size_t{1} << 16, size_t{1} << 23};
 };
 
 uint64_t record_hash(const KernelRecord& r, StringHashes& s);

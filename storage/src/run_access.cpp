@@ -146,21 +146,21 @@ RunData SessionStore::load_run(int64_t run_id, DamagePolicy damaged) const {
   std::string records_digest;
   {
     ReadTransaction read(db);
-    impl_->refresh_strings();
+    d.strings = detail::read_all_strings(db);
     std::optional<RunRow> row = detail::read_run_row(db, run_id);
     if (!row || staged(*row)) impl_->no_such_run(run_id);
     records_digest = row->records_digest;
     d.info = impl_->present(std::move(*row));
     detail::read_run_records(db, run_id, d);
   }
-  d.strings = impl_->strings;
+  detail::StringHashes hashes(d.strings);
   if (d.info.integrity != Integrity::kDamaged) {
     if (records_digest.empty()) {
       d.info.integrity = Integrity::kUnprotected;
     } else if (const auto expected = detail::RecordsDigest::decode(records_digest); !expected) {
       d.info.integrity = Integrity::kDamaged;
       d.info.damage = "the digest of its records is unreadable";
-    } else if (const detail::RecordsDigest found = detail::digest_records(d, impl_->string_hashes);
+    } else if (const detail::RecordsDigest found = detail::digest_records(d, hashes);
                !(found == *expected)) {
       d.info.integrity = Integrity::kDamaged;
       d.info.damage = detail::describe_difference(*expected, found);

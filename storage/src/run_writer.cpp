@@ -18,12 +18,8 @@ namespace {
 
 // String ids a record refers to must exist in the session.
 template <typename R>
-void check_strings(const detail::StoreState& s, const R& r) {
-  auto check = [&](StringId id) {
-    if (id >= s.strings.size())
-      throw StoreError("session '" + s.path.string() + "': a record refers to string id " +
-                       std::to_string(id) + ", which was not interned in this session");
-  };
+void check_strings(detail::StoreState& s, const R& r) {
+  auto check = [&](StringId id) { s.require_string(id); };
   if constexpr (std::is_same_v<R, KernelRecord>) {
     check(r.name);
     check(r.op);
@@ -164,9 +160,13 @@ void RunWriter::add(std::span<const R> records, uint64_t& count) {
   Transaction tx(*s.db);
   s.require_run(id_);
   detail::insert_records(*s.db, id_, records);
+  // Inside the transaction: the texts of strings not cached are read in it, not each in a
+  // transaction of its own.
+  uint64_t hash = 0;
+  for (const R& r : records) hash += detail::record_hash(r, s.string_hashes);
   tx.commit();
   // Only what is committed counts towards the digest.
-  for (const R& r : records) records_hash_ += detail::record_hash(r, s.string_hashes);
+  records_hash_ += hash;
   count += records.size();
 }
 
@@ -209,7 +209,8 @@ void RunWriter::add_threads(std::span<const ThreadRecord> threads) {
   s.require_run(id_);
   detail::insert_records(*s.db, id_, threads);
   tx.commit();
-  for (const ThreadRecord& t : threads) threads_[{t.pid, t.thread_id}] = s.strings[t.name];
+  for (const ThreadRecord& t : threads)
+    threads_[{t.pid, t.thread_id}] = s.string_text(t.name).value_or("");
 }
 
 void RunWriter::set_extra(std::string_view key, std::string_view value) {

@@ -147,34 +147,62 @@ void detail::StoreState::require_writable(std::string_view what) const {
                      std::string(what));
 }
 
-void detail::StoreState::refresh_strings() {
-  const int64_t limit = string_id_limit(*db, static_cast<int64_t>(strings.size()));
-  Statement& st = db->statement("SELECT id, text FROM strings WHERE id >= ? ORDER BY id");
-  st.bind(1, static_cast<int64_t>(strings.size()));
-  while (st.step()) {
+std::optional<StringId> detail::StoreState::find_string(std::string_view text) {
+  if (text.empty()) return kNoString;
+  if (const StringId* id = string_ids.find(text)) return *id;
+  Statement& st = db->statement("SELECT id FROM strings WHERE text = ?");
+  st.bind(1, text);
+  std::optional<StringId> out;
+  if (st.step()) {
     const int64_t id = st.int64(0);
-    if (id <= 0) continue;
-    if (id > limit)
-      throw StoreError("session '" + path.string() + "': the string table is damaged (id " +
-                       std::to_string(id) + ")");
-    const auto index = static_cast<size_t>(id);
-    if (index >= strings.size()) strings.resize(index + 1);
-    strings[index] = st.text(1);
-    string_ids.emplace(strings[index], static_cast<StringId>(id));
+    if (id >= 0 && id < (int64_t{1} << 32)) out = static_cast<StringId>(id);
   }
+  st.reset();
+  if (out) string_ids.insert(text, *out);
+  return out;
+}
+
+std::optional<std::string> detail::StoreState::string_text(StringId id) {
+  Statement& st = db->statement("SELECT text FROM strings WHERE id = ?");
+  st.bind(1, int64_t{id});
+  std::optional<std::string> out;
+  if (st.step()) out = st.text(0);
+  st.reset();
+  if (!out && id < string_end) out.emplace();
+  return out;
+}
+
+void detail::StoreState::refresh_string_end() {
+  Statement& st = db->statement("SELECT max(id) FROM strings");
+  const int64_t last = st.step() ? st.int64(0) : 0;
+  st.reset();
+  if (last < 0 || last >= (int64_t{1} << 32))
+    throw StoreError("session '" + path.string() + "': the string table is damaged (id " +
+                     std::to_string(last) + ")");
+  string_end = static_cast<StringId>(last + 1);
 }
 
 StringId detail::StoreState::add_string(std::string_view text) {
-  if (strings.size() >= (size_t{1} << 28))
+  if (const std::optional<StringId> known = find_string(text)) return *known;
+  if (string_end >= (StringId{1} << 28))
     throw StoreError("session '" + path.string() + "': the string table is full");
-  const auto id = static_cast<StringId>(strings.size());
+  const StringId id = string_end;
   Statement& st = db->statement("INSERT INTO strings (id, text) VALUES (?, ?)");
   st.bind(1, int64_t{id});
   st.bind(2, text);
   st.run();
-  strings.emplace_back(text);
-  string_ids.emplace(strings.back(), id);
+  ++string_end;
+  string_ids.insert(text, id);
+  string_hashes.remember(id, text);
   return id;
+}
+
+void detail::StoreState::require_string(StringId id) {
+  if (id < string_end) return;
+  refresh_string_end();  // another writer may have added it
+  if (id >= string_end)
+    throw StoreError("session '" + path.string() + "': a record refers to string id " +
+                     std::to_string(id) + ", which was not interned in this session");
 }
 
 void detail::StoreState::require_run(int64_t run_id) {
@@ -228,8 +256,7 @@ SessionStore SessionStore::create(const fs::path& path, const SessionInfo& info)
     detail::migrate_to_current(db);
     impl->file_version = detail::kCurrentSchemaVersion;
     impl->file = detail::SessionFile::acquire(abs, path.string());
-    impl->strings = detail::read_all_strings(db);
-    impl->string_ids.emplace(std::string(), kNoString);
+    impl->refresh_string_end();
     SessionStore store(std::move(impl));
     SessionInfo filled = info;
     if (filled.created_utc.empty()) filled.created_utc = utc_now();
@@ -301,19 +328,13 @@ SessionStore SessionStore::open(const fs::path& path, OpenMode mode) {
     if (std::string why = store.session_damage(); !why.empty())
       throw StoreError("session '" + path.string() + "' is damaged, so nothing is written to it (" +
                        why + "); open it read-only to read what is intact");
-    s.strings = detail::read_all_strings(db);
-    s.string_ids.emplace(std::string(), kNoString);
-    for (size_t i = 1; i < s.strings.size(); ++i)
-      s.string_ids.emplace(s.strings[i], static_cast<StringId>(i));
+    s.refresh_string_end();
     s.record_interrupted_runs();
     return store;
   }
   if (impl->file_version < detail::kCurrentSchemaVersion) impl->migrate_in_memory();
   impl->db->exec("PRAGMA query_only = 1");
-  impl->strings = detail::read_all_strings(*impl->db);
-  impl->string_ids.emplace(std::string(), kNoString);
-  for (size_t i = 1; i < impl->strings.size(); ++i)
-    impl->string_ids.emplace(impl->strings[i], static_cast<StringId>(i));
+  impl->refresh_string_end();
   return SessionStore(std::move(impl));
 }
 
@@ -433,7 +454,7 @@ void SessionStore::update_session(const SessionInfo& s) {
 // Strings and properties
 
 StringId SessionStore::intern(std::string_view text) {
-  if (auto it = impl_->string_ids.find(text); it != impl_->string_ids.end()) return it->second;
+  if (const StringId* id = impl_->string_ids.find(text)) return *id;
   const std::string copy(text);
   return intern_all(std::span<const std::string>(&copy, 1)).front();
 }
@@ -441,52 +462,45 @@ StringId SessionStore::intern(std::string_view text) {
 std::vector<StringId> SessionStore::intern_all(std::span<const std::string> texts) {
   detail::StoreState& s = *impl_;
   std::vector<StringId> ids(texts.size(), kNoString);
-  bool missing = false;
+  std::vector<size_t> missing;
   for (size_t i = 0; i < texts.size(); ++i) {
-    auto it = s.string_ids.find(texts[i]);
-    if (it != s.string_ids.end())
-      ids[i] = it->second;
+    if (texts[i].empty()) continue;
+    if (const StringId* id = s.string_ids.find(texts[i]))
+      ids[i] = *id;
     else
-      missing = true;
+      missing.push_back(i);
   }
-  if (!missing) return ids;
-  for (const std::string& t : texts) {
-    if (!s.string_ids.count(t)) {
-      s.require_writable("add the string '" + t.substr(0, 60) + "'");
-      break;
+  if (missing.empty()) return ids;
+  if (s.read_only) {
+    for (size_t i : missing) {
+      const std::optional<StringId> id = s.find_string(texts[i]);
+      if (!id) s.require_writable("add the string '" + texts[i].substr(0, 60) + "'");
+      ids[i] = *id;
     }
+    return ids;
   }
-  // Inside the write transaction the table cannot change under us: strings another writer added
-  // are read first, so a new id is never one someone else took.
-  const size_t before = s.strings.size();
+  // Inside the write transaction the table cannot change under us: the ids others added are
+  // read first, so a new id is never one someone else took.
   Transaction tx(*s.db);
   try {
-    s.refresh_strings();
-    for (size_t i = 0; i < texts.size(); ++i) {
-      auto it = s.string_ids.find(texts[i]);
-      ids[i] = it != s.string_ids.end() ? it->second : s.add_string(texts[i]);
-    }
+    s.refresh_string_end();
+    for (size_t i : missing) ids[i] = s.add_string(texts[i]);
     tx.commit();
   } catch (...) {
-    // What this transaction added is not in the file: forget it.
-    for (size_t i = before; i < s.strings.size(); ++i) {
-      auto it = s.string_ids.find(s.strings[i]);
-      if (it != s.string_ids.end() && it->second == i) s.string_ids.erase(it);
-    }
-    s.strings.resize(before);
+    // What this transaction added is not in the file: forget what was cached of it.
+    s.string_ids.clear();
+    s.string_hashes.forget();
     throw;
   }
   return ids;
 }
 
 std::optional<StringId> SessionStore::find_string(std::string_view text) const {
-  if (auto it = impl_->string_ids.find(text); it != impl_->string_ids.end()) return it->second;
-  return std::nullopt;
+  return impl_->find_string(text);
 }
 
 std::vector<std::string> SessionStore::strings() const {
-  impl_->refresh_strings();
-  return impl_->strings;
+  return detail::read_all_strings(*impl_->db);
 }
 
 std::vector<std::pair<std::string, std::string>> SessionStore::properties() const {

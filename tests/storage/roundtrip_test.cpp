@@ -2,6 +2,8 @@
 // reopening the file.
 #include <algorithm>
 #include <random>
+#include <set>
+#include <span>
 
 #include <gtest/gtest.h>
 
@@ -204,6 +206,59 @@ TEST(StoreRoundTrip, InternIsStableWithinAndAcrossOpens) {
   EXPECT_EQ(store.intern("gemm"), gemm);  // lookups work read-only
   EXPECT_TRUE(store.find_string("fresh").has_value());
   EXPECT_THROW(store.intern("new text"), StoreError);
+}
+
+// The store keeps in memory only the ids of the strings it used lately; the others it finds in
+// the file. Many more strings than it keeps: ids stay the same, digests match, nothing repeats.
+TEST(StoreRoundTrip, MoreStringsThanTheStoreKeepsInMemoryKeepTheirIds) {
+  const auto path = fusionscope::testing::scratch_dir() / "s.fsdb";
+  constexpr size_t kStrings = 300'000;  // over twice the ids a store keeps
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < kStrings; ++i) texts.push_back("string number " + std::to_string(i));
+  SessionStore store = SessionStore::create(path, SessionInfo{});
+  std::vector<StringId> ids;
+  for (size_t i = 0; i < kStrings; i += 10'000) {
+    const auto part = store.intern_all(std::span<const std::string>(texts).subspan(i, 10'000));
+    ids.insert(ids.end(), part.begin(), part.end());
+  }
+  for (size_t i = 0; i < kStrings; ++i) ASSERT_EQ(ids[i], i + 1) << "ids are dense, in order";
+  // The first ones are no longer in memory: found in the file, with the same ids.
+  EXPECT_EQ(store.intern(texts[0]), ids[0]);
+  EXPECT_EQ(store.find_string(texts[1]), ids[1]);
+  EXPECT_EQ(store.intern_all(texts), ids);
+
+  // Another writer adds a string: this store, which has not seen it, finds the same id.
+  StringId other = 0;
+  {
+    SessionStore second = SessionStore::open(path, OpenMode::kReadWrite);
+    EXPECT_EQ(second.intern(texts[5]), ids[5]);
+    other = second.intern("added by another writer");
+    EXPECT_EQ(other, kStrings + 1);
+  }
+  EXPECT_EQ(store.intern("added by another writer"), other);
+  EXPECT_EQ(store.intern("added after it"), other + 1);
+
+  // A run naming strings old and new, and one this store never interned itself, verifies.
+  {
+    RunWriter writer(store, RunInfo{});
+    std::vector<KernelRecord> kernels(3);
+    kernels[0].name = ids[0];
+    kernels[1].name = ids[kStrings - 1];
+    kernels[2].name = other;
+    kernels[2].op = ids[7];
+    writer.add_kernels(kernels);
+    writer.commit();
+    const RunData run = store.load_run(writer.id());
+    EXPECT_EQ(run.info.integrity, Integrity::kVerified);
+    EXPECT_EQ(run.str(run.kernels[0].name), texts[0]);
+    EXPECT_EQ(run.str(run.kernels[2].name), "added by another writer");
+  }
+  const std::vector<std::string> all = store.strings();
+  EXPECT_EQ(all.size(), kStrings + 3);
+  EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), all.size());
+  SessionStore reader = SessionStore::open(path);
+  EXPECT_EQ(reader.intern(texts[kStrings / 2]), ids[kStrings / 2]);
+  EXPECT_EQ(reader.load_run(reader.runs().front().id).info.integrity, Integrity::kVerified);
 }
 
 TEST(StoreRoundTrip, RecordsReferringToUnknownStringsOrRunsAreRefused) {

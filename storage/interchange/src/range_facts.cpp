@@ -6,10 +6,10 @@ namespace fusionscope::interchange::detail {
 
 using storage::RangeKind;
 
-void RangeFacts::add(const storage::RangeRecord& r, std::string_view name) {
+void RangeFacts::add(const storage::RangeRecord& r, bool profiler_step) {
   earliest_ = count_ == 0 ? r.start_ns : std::min(earliest_, r.start_ns);
   ++count_;
-  if (r.kind == RangeKind::kUserAnnotation && is_profiler_step(name)) {
+  if (r.kind == RangeKind::kUserAnnotation && profiler_step) {
     steps_first_ = steps_ == 0 ? r.start_ns : std::min(steps_first_, r.start_ns);
     steps_last_ = steps_ == 0 ? r.end_ns : std::max(steps_last_, r.end_ns);
     ++steps_;

@@ -14,8 +14,8 @@ namespace fusionscope::interchange::detail {
 
 class RangeFacts {
  public:
-  // `name`: the range's name text.
-  void add(const storage::RangeRecord& r, std::string_view name);
+  // `profiler_step`: whether the range is named ProfilerStep#N (is_profiler_step()).
+  void add(const storage::RangeRecord& r, bool profiler_step);
 
   // ProfilerStep#N annotations: how many, the first start and the last end.
   int steps() const { return steps_; }

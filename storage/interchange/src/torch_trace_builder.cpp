@@ -269,12 +269,26 @@ std::optional<uint64_t> as_flow_id(const FieldValue& v) {
 
 storage::StringId TorchTraceBuilder::intern(std::string_view text) {
   if (text.empty()) return storage::kNoString;
-  const auto it = string_ids_.find(text);
-  if (it != string_ids_.end()) return it->second;
-  const auto id = static_cast<storage::StringId>(out_.strings.size());
+  if (const storage::StringId* id = string_ids_.find(text)) return *id;
+  const auto id = static_cast<storage::StringId>(first_kept_ + out_.strings.size());
   out_.strings.emplace_back(text);
-  string_ids_.emplace(out_.strings.back(), id);
+  string_ids_.insert(text, id);
   return id;
+}
+
+void TorchTraceBuilder::bound_strings(size_t entries, size_t bytes) {
+  string_ids_ = storage::TextCache<storage::StringId, TextHash>(entries, bytes);
+  demangled_names_ = storage::TextCache<std::string, TextHash>(entries / 16, bytes / 16);
+}
+
+storage::StringId TorchTraceBuilder::release_strings(std::vector<std::string>& into) {
+  const size_t skip = first_kept_ == 0 && !out_.strings.empty() ? 1 : 0;  // "", id 0
+  const auto first = static_cast<storage::StringId>(first_kept_ + skip);
+  into.assign(std::make_move_iterator(out_.strings.begin() + static_cast<std::ptrdiff_t>(skip)),
+              std::make_move_iterator(out_.strings.end()));
+  first_kept_ += static_cast<storage::StringId>(out_.strings.size());
+  out_.strings.clear();
+  return first;
 }
 
 void TorchTraceBuilder::skip(const std::string& reason) {
@@ -540,9 +554,14 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
         if (mangled.kind == Kind::kString) {
           k.name = intern(mangled.text);
           view_.consume(ArgKey::kMangledName);
-          auto [it, added] = demangled_names_.try_emplace(k.name, storage::kNoString);
-          if (added) it->second = intern(demangled(std::string(mangled.text)));
-          if (out_.str(it->second) == *name) view_.consume(TopKey::kName);
+          const std::string* plain = demangled_names_.find(mangled.text);
+          if (plain == nullptr) {
+            std::string text = demangled(std::string(mangled.text));
+            intern(text);
+            demangled_names_.insert(mangled.text, std::move(text));
+            plain = demangled_names_.find(mangled.text);
+          }
+          if (*plain == *name) view_.consume(TopKey::kName);
         } else {
           k.name = intern(*name);
           // A mangled name is written demangled, with the name itself in args.
@@ -585,7 +604,8 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
         }
         k.extra = extra_id();
         if (!first_kernel_device_) first_kernel_device_ = k.device;
-        if (!hints_.triton_kernels && out_.str(k.name).starts_with("triton_")) {
+        if (!hints_.triton_kernels &&
+            (mangled.kind == Kind::kString ? mangled.text : *name).starts_with("triton_")) {
           hints_.triton_kernels = true;
         }
         extend(k.start_ns, k.end_ns);
@@ -732,11 +752,12 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
       r.extra = extra_id();
       if (r.kind == RangeKind::kCpuOp) {
         linker_.add_operator(r);
-      } else if (r.kind == RangeKind::kUserAnnotation && !is_profiler_step(out_.str(r.name))) {
+      } else if (r.kind == RangeKind::kUserAnnotation && !is_profiler_step(name.value_or(""))) {
         linker_.add_annotation(r);
       }
       extend(r.start_ns, r.end_ns);
       out_.ranges.push_back(r);
+      range_is_step_.push_back(is_profiler_step(name.value_or("")));
       ++records_kept_;
       return;
     }
@@ -784,6 +805,7 @@ void TorchTraceBuilder::instant_event(const EventFields& f) {
   r.extra = extra_id();
   extend(r.start_ns, r.end_ns);
   out_.ranges.push_back(r);
+  range_is_step_.push_back(false);
   ++records_kept_;
   ++out_.stats.instants;
 }
@@ -858,7 +880,7 @@ void TorchTraceBuilder::refuse_if_nothing_read(std::string_view source) const {
 void TorchTraceBuilder::gather_range_facts() {
   for (size_t i = ranges_in_facts_; i < out_.ranges.size(); ++i) {
     const storage::RangeRecord& r = out_.ranges[i];
-    range_facts_.add(r, out_.str(r.name));
+    range_facts_.add(r, range_is_step_[i]);
   }
   ranges_in_facts_ = out_.ranges.size();
 }
@@ -869,6 +891,7 @@ void TorchTraceBuilder::release_ranges(std::vector<storage::RangeRecord>& into) 
   // The next batch is about as large as this one: room for it at once.
   into.reserve(out_.ranges.size());
   into.swap(out_.ranges);
+  range_is_step_.clear();
   ranges_in_facts_ = 0;
 }
 
@@ -973,6 +996,7 @@ void TorchTraceBuilder::name_processes_and_threads() {
   };
   std::map<uint32_t, storage::StringId> processes;
   std::map<std::pair<uint32_t, uint32_t>, storage::StringId> threads;
+  std::map<uint32_t, std::string> process_texts;
   EventFields fields;
   EventReader reader;
   for (const std::string& text : metadata_) {
@@ -986,11 +1010,13 @@ void TorchTraceBuilder::name_processes_and_threads() {
     if (name == nullptr) continue;
     if (*what == "process_name") {
       processes[*pid] = intern(name->value.text);
+      process_texts[*pid] = std::string(name->value.text);
     } else if (*what == "thread_name") {
       if (const auto tid = as_u32(fields.tid)) threads[{*pid, *tid}] = intern(name->value.text);
     }
   }
   for (const auto& [pid, name] : processes) out_.processes.push_back({pid, name});
+  for (auto& [pid, text] : process_texts) process_names_.emplace_back(pid, std::move(text));
   for (const auto& [key, name] : threads) out_.threads.push_back({key.first, key.second, name});
 }
 

@@ -25,6 +25,7 @@
 #include "event_scanner.h"
 #include "event_view.h"
 #include "fusionscope/interchange/torch_trace_import.h"
+#include "fusionscope/storage/bounded_cache.h"
 #include "range_facts.h"
 #include "text_hash.h"
 #include "trace_facts.h"
@@ -75,6 +76,20 @@ class TorchTraceBuilder : public ScanSink {
   void note(const std::string& reason, uint64_t count = 1);
 
   storage::StringId intern(std::string_view text);
+  // From now on, keeps the ids of at most about `entries` texts (or `bytes` of them) interned
+  // lately: a text seen again after it was forgotten gets a new id (the session, which keeps
+  // each text once, gives both the same). For a streamed import, whose strings go to the session
+  // as they are named (release_strings()).
+  void bound_strings(size_t entries, size_t bytes);
+  // Moves the strings interned since the last call (all but "" the first time) into `into` and
+  // forgets their texts; returns the id of the first. Their ids stay valid in records; nothing
+  // reads their texts from the trace afterwards.
+  storage::StringId release_strings(std::vector<std::string>& into);
+  // The names of the processes (pid, name), once linked: they are kept as texts, since the
+  // trace's strings may have been released.
+  const std::vector<std::pair<uint32_t, std::string>>& process_names() const {
+    return process_names_;
+  }
 
   // Hands over the ranges read so far into `into`, keeping of them only what the run's
   // description needs (RangeFacts; the linker has what linking needs): a streamed import writes
@@ -136,10 +151,18 @@ class TorchTraceBuilder : public ScanSink {
   bool events_begun_ = false;
   bool base_known_ = false;
   int64_t base_ns_ = 0;
-  std::unordered_map<std::string, storage::StringId, TextHash, std::equal_to<>> string_ids_;
+  // Text -> id of the strings interned (lately, once bound_strings() is called); out_.strings
+  // holds those from id first_kept_ on.
+  storage::TextCache<storage::StringId, TextHash> string_ids_{SIZE_MAX, SIZE_MAX};
+  storage::StringId first_kept_ = 0;
+  // Whether each range of out_.ranges is named ProfilerStep#N (for range_facts_, which gathers
+  // them later, when their names' texts may have been released).
+  std::vector<bool> range_is_step_;
+  std::vector<std::pair<uint32_t, std::string>> process_names_;
   // `Input type` JSON -> count
   std::unordered_map<std::string, uint64_t, TextHash, std::equal_to<>> input_type_texts_;
-  std::unordered_map<storage::StringId, storage::StringId> demangled_names_;  // mangled -> plain
+  storage::TextCache<std::string, TextHash> demangled_names_{SIZE_MAX,
+                                                             SIZE_MAX};  // mangled -> plain
   std::map<std::string, uint64_t> skipped_;
   std::map<std::string, uint64_t> notes_;
   std::map<std::string, uint32_t> renumbered_threads_;

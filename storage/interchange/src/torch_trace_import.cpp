@@ -21,6 +21,11 @@ using Clock = std::chrono::steady_clock;
 
 // Records handed to the writing thread at a time while the trace is read.
 constexpr size_t kStreamBatch = size_t{1} << 15;
+// The strings whose ids a streamed import keeps, at most (two generations of this many, or of
+// this many bytes): the names a trace repeats stay; a string seen again after it was forgotten
+// gets a new id, which the session maps to the text's one id.
+constexpr size_t kStringsKept = size_t{1} << 16;
+constexpr size_t kStringBytesKept = size_t{8} << 20;
 
 // "trace.json.gz" -> "trace".
 std::string stem_of(const std::filesystem::path& file) {
@@ -63,7 +68,11 @@ class ReadingBuilder final : public detail::TorchTraceBuilder, private detail::L
         memops_(spill_dir, options.spill_bytes),
         unlinked_calls_(spill_dir, options.spill_bytes),
         start_(Clock::now()),
-        next_report_(start_) {}
+        next_report_(start_) {
+    // Strings go to the session with the records that name them; the reader keeps the ids of
+    // those named lately only.
+    if (writer_ != nullptr) bound_strings(kStringsKept, kStringBytesKept);
+  }
 
   void on_chunk() override {
     check_cancel();
@@ -156,12 +165,9 @@ class ReadingBuilder final : public detail::TorchTraceBuilder, private detail::L
     return b;
   }
 
-  // Strings named from the last hand-over on come along.
+  // Strings named from the last hand-over on come along, and leave the reader.
   detail::RecordBatch add_strings(detail::RecordBatch b) {
-    b.first_string = static_cast<storage::StringId>(strings_sent_);
-    b.strings.assign(trace_.strings.begin() + static_cast<std::ptrdiff_t>(strings_sent_),
-                     trace_.strings.end());
-    strings_sent_ = trace_.strings.size();
+    b.first_string = release_strings(b.strings);
     records_sent_ += b.size();
     return b;
   }
@@ -214,7 +220,6 @@ class ReadingBuilder final : public detail::TorchTraceBuilder, private detail::L
   size_t kernels_left_ = 0, memops_left_ = 0, calls_left_ = 0;  // in the trace, linked so far
   detail::RecordBatch batch_;                                   // linked, not sent yet
   Clock::time_point start_, next_report_;
-  size_t strings_sent_ = 1;  // the writer knows string 0 (""), as every session does
   uint64_t records_sent_ = 0;
 };
 
@@ -279,14 +284,18 @@ ImportResult import_torch_trace(const std::filesystem::path& file, storage::Sess
   builder.report();
   detail::RecordBatch rest = builder.link_and_take_rest(source);
   describe_source(trace, file, builder.mode_hints());
-  result.run_id =
-      writer.finish(std::move(rest), detail::run_ending(trace, options), builder.records_sent());
+  detail::RunEnding ending = detail::run_ending(trace, options);
+  // The trace's strings went to the session as they were named: the processes' names are kept
+  // as texts.
+  ending.processes = builder.process_names();
+  result.run_id = writer.finish(std::move(rest), std::move(ending), builder.records_sent());
   // The records are in the session; the result keeps what describes them.
   result.records = builder.records_sent();
   trace.kernels = {};
   trace.memops = {};
   trace.api_calls = {};
   trace.ranges = {};
+  trace.strings = {""};
   return result;
 }
 

@@ -164,7 +164,7 @@ int64_t write_torch_trace(storage::SessionStore& store, const TorchTrace& trace,
 // gained meanwhile stay, unnamed by any record). Progress: phase kReading while the file is read
 // (`records` counts those written so far), then kWriting.
 struct ImportResult {
-  TorchTrace trace;      // as read_torch_trace() gives it, but without its records
+  TorchTrace trace;      // as read_torch_trace() gives it, but without its records and strings
   int64_t run_id = 0;    // the run, complete
   uint64_t records = 0;  // records written
 };
