@@ -12,11 +12,10 @@
 
 #include "fusionscope/kernels/config.h"
 #include "fusionscope/kernels/runner.h"
+#include "hopper_gemm.h"
 
 namespace fusionscope::kernels::detail {
 
-class HopperGemm;
-struct HopperGemmConfig;
 
 class GatedGemm {
  public:
