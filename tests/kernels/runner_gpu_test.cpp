@@ -226,8 +226,8 @@ TEST(RunnerGpuPresets, PinnedKernelsRunAsChosen) {
   EXPECT_NE(chosen.kernel_choices.find("gated="), std::string::npos) << chosen.kernel_choices;
   EXPECT_NE(chosen.kernel_choices.find("down="), std::string::npos) << chosen.kernel_choices;
   // Pinned to a configuration set-up did not necessarily choose, and to ours for the down GEMM.
-  for (const std::string pin : {chosen.kernel_choices, std::string("gated=pp:1:16 down=coop:1:16"),
-                                std::string("gated=coop:2x2:8:n:nn:0 down=cublaslt")}) {
+  for (const std::string& pin : {chosen.kernel_choices, std::string("gated=pp:1:16 down=coop:1:16"),
+                                 std::string("gated=coop:2x2:8:n:nn:0 down=cublaslt")}) {
     fk::RunOptions o = quick();
     o.pin_kernels = pin;
     const fk::RunResult r = fk::run(c, fk::Variant::kGatedGemm, o);
