@@ -74,9 +74,10 @@ void TempFile::read(uint64_t offset, void* data, size_t bytes) const {
   }
 }
 
-void TempFile::clear() {
-  if (::ftruncate(fd_, 0) != 0) fail("cannot truncate", where_);
-  size_ = 0;
+void TempFile::discard(uint64_t offset, uint64_t bytes) {
+  // Only room: where the file system cannot punch holes, the bytes stay until the file goes.
+  (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                    static_cast<off_t>(bytes));
 }
 
 }  // namespace fusionscope::interchange::detail

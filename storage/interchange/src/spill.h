@@ -3,8 +3,10 @@
 // it links, and the facts it links them by) costs disk, not memory, past that amount.
 //
 // SpillList<T> gives its records back in the order they came; SpillSorter<T, Less> gives them
-// back sorted (an external merge sort: sorted runs of a buffer's size on file, merged at most
-// kMaxRuns at a time), as often as asked. T must be trivially copyable.
+// back sorted, as often as asked: an external merge sort, whose sorted runs of a buffer's size
+// on file are merged kFanIn at a time into longer ones as they come (so a reader merges a few
+// dozen runs at most, and each record is rewritten a few times at most, whatever their number).
+// T must be trivially copyable.
 #pragma once
 
 #include <algorithm>
@@ -36,8 +38,8 @@ class TempFile {
   uint64_t append(const void* data, size_t bytes);
   void read(uint64_t offset, void* data, size_t bytes) const;
   uint64_t size() const { return size_; }
-  // Forgets the contents (and gives back their room).
-  void clear();
+  // Gives back the room of `bytes` from `offset` (read as zeros after; the size stays).
+  void discard(uint64_t offset, uint64_t bytes);
 
  private:
   int fd_ = -1;
@@ -109,11 +111,12 @@ class SpillSorter {
   struct Run {
     uint64_t first = 0;  // index of its first record in the file
     uint64_t count = 0;
+    int level = 0;  // 0: a buffer's worth; n + 1: kFanIn runs of level n merged
   };
 
  public:
-  // Runs merged at a time: more are merged into one first (the read buffers stay bounded).
-  static constexpr size_t kMaxRuns = 64;
+  // Runs of one level merged into one of the next, as soon as there are this many.
+  static constexpr size_t kFanIn = 16;
 
   explicit SpillSorter(std::filesystem::path dir, size_t memory_bytes = kSpillBufferBytes,
                        Less less = {})
@@ -154,9 +157,11 @@ class SpillSorter {
       std::vector<T> chunk;
       size_t pos = 0;
     };
-    explicit Reader(const SpillSorter& owner) : owner_(&owner) {
-      for (const Run& r : owner.runs_) {
-        if (r.count > 0) cursors_.push_back({r, 0, {}, 0});
+    // The runs from `first_run` on, and the memory buffer `with_memory`.
+    Reader(const SpillSorter& owner, size_t first_run, bool with_memory)
+        : owner_(&owner), mem_end_(with_memory ? owner.buffer_.size() : 0) {
+      for (size_t i = first_run; i < owner.runs_.size(); ++i) {
+        if (owner.runs_[i].count > 0) cursors_.push_back({owner.runs_[i], 0, {}, 0});
       }
       for (size_t i = 0; i < cursors_.size(); ++i) {
         if (fill(cursors_[i])) heap_.push_back(i);
@@ -190,7 +195,7 @@ class SpillSorter {
       const std::vector<T>& mem = owner_->buffer_;
       const T* from_runs =
           heap_.empty() ? nullptr : &cursors_[heap_.front()].chunk[cursors_[heap_.front()].pos];
-      const T* from_mem = mem_pos_ < mem.size() ? &mem[mem_pos_] : nullptr;
+      const T* from_mem = mem_pos_ < mem_end_ ? &mem[mem_pos_] : nullptr;
       if (from_runs != nullptr && (from_mem == nullptr || !owner_->less_(*from_mem, *from_runs))) {
         head_ = from_runs;
         head_is_mem_ = false;
@@ -218,6 +223,7 @@ class SpillSorter {
     const SpillSorter* owner_;
     std::vector<Cursor> cursors_;
     std::vector<size_t> heap_;  // cursors with a record left
+    size_t mem_end_ = 0;
     size_t mem_pos_ = 0;
     const T* head_ = nullptr;
     bool head_is_mem_ = false;
@@ -228,7 +234,7 @@ class SpillSorter {
       std::stable_sort(buffer_.begin(), buffer_.end(), less_);
       sorted_ = true;
     }
-    return Reader(*this);
+    return Reader(*this, 0, true);
   }
 
  private:
@@ -236,41 +242,50 @@ class SpillSorter {
 
   void spill() {
     if (!file_) file_ = std::make_unique<TempFile>(dir_);
-    if (runs_.size() == kMaxRuns) merge_runs();
     std::stable_sort(buffer_.begin(), buffer_.end(), less_);
     const uint64_t first = file_->size() / sizeof(T);
     file_->append(buffer_.data(), buffer_.size() * sizeof(T));
-    runs_.push_back({first, buffer_.size()});
+    runs_.push_back({first, buffer_.size(), 0});
     buffer_.clear();
+    while (runs_.size() >= kFanIn && same_level_tail()) merge_tail();
   }
 
-  // Merges the runs on file into one, in a file of its own.
-  void merge_runs() {
-    std::vector<T> keep;
-    keep.swap(buffer_);  // the reader must not see the memory buffer
-    const bool was_sorted = sorted_;
-    auto merged = std::make_unique<TempFile>(dir_);
+  // Whether the last kFanIn runs are of one level.
+  bool same_level_tail() const {
+    const int level = runs_.back().level;
+    for (size_t i = runs_.size() - kFanIn; i < runs_.size(); ++i)
+      if (runs_[i].level != level) return false;
+    return true;
+  }
+
+  // Merges the last kFanIn runs into one at the end of the file, and gives their room back. The
+  // merged run takes their place: runs stay in the order their records were pushed.
+  void merge_tail() {
+    const size_t from = runs_.size() - kFanIn;
+    const uint64_t first = file_->size() / sizeof(T);
     uint64_t count = 0;
     {
-      Reader r(*this);
+      Reader r(*this, from, false);
       std::vector<T> out;
       out.reserve(kReadChunk);
       T v;
       while (r.next(v)) {
         out.push_back(v);
         if (out.size() == kReadChunk) {
-          merged->append(out.data(), out.size() * sizeof(T));
+          file_->append(out.data(), out.size() * sizeof(T));
           count += out.size();
           out.clear();
         }
       }
-      merged->append(out.data(), out.size() * sizeof(T));
+      file_->append(out.data(), out.size() * sizeof(T));
       count += out.size();
     }
-    file_ = std::move(merged);
-    runs_.assign(1, Run{0, count});
-    buffer_.swap(keep);
-    sorted_ = was_sorted;
+    const uint64_t old_first = runs_[from].first;
+    const uint64_t old_end = runs_.back().first + runs_.back().count;
+    file_->discard(old_first * sizeof(T), (old_end - old_first) * sizeof(T));
+    const int level = runs_.back().level + 1;
+    runs_.resize(from);
+    runs_.push_back({first, count, level});
   }
 
   std::filesystem::path dir_;
