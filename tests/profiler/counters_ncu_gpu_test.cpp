@@ -5,9 +5,10 @@
 //
 // ncu profiles counters_ncu_workload's kRepeats timed forward passes (`--profile-from-start off`:
 // its set-up, which times candidate kernels to choose one, runs unprofiled, so it chooses as a
-// process without ncu does); ours is the lab's counters pass run kRepeats times. Both must have
-// chosen the same kernels (the runner's kernel path): else ncu runs again, twice at most, and
-// still different kernels fail the test, naming both (nothing to compare). Every ncu run comes
+// process without ncu does); ours is the lab's counters pass run kRepeats times, pinned to the
+// kernels ncu's process chose where set-up chooses by timing (RunOptions::pin_kernels: the gated
+// GEMM's configuration, the down projection); different choices still fail the test, naming both
+// (nothing to compare). Every ncu run comes
 // first, while this process holds no CUDA context: measured on the H100, ncu beside an idle
 // process holding a context counted 0.2-0.4 MB (1%) more writes for the pointwise kernels whose
 // 50 MB output partly stays in the L2 (docs/counters.md). Per kernel the medians are compared.
