@@ -22,6 +22,7 @@
 #include "cuda_check.h"
 #include "device_buffer.h"
 #include "hopper_gemm.h"
+#include "kernel_pins.h"
 #include "lt_gemm.h"
 #include "pointwise.h"
 #include "reference.h"
@@ -60,33 +61,6 @@ Shape parse_shape(const std::string& s) {
   sh.dtype = fk::parse_dtype(f[4]);
   if (sh.gated) sh.act = fk::parse_activation(f.size() > 5 ? f[5] : "gelu-tanh");
   return sh;
-}
-
-// coop|pp:CLUSTER[xCLUSTER_N]:GROUP[:m|n[:HINTS[:STAGGER]]], HINTS two letters (A then B) of
-// n(ormal), f(irst), l(ast); STAGGER k-blocks the second consumer trails the first (cooperative)
-fd::HopperGemmConfig parse_config(const std::string& s) {
-  const auto f = split(s, ':');
-  if (f.size() < 3 || f.size() > 6) throw std::runtime_error("bad config '" + s + "'");
-  fd::HopperGemmConfig c;
-  c.schedule = f[0] == "pp" ? fd::HopperSchedule::kPingPong : fd::HopperSchedule::kCooperative;
-  const auto sides = split(f[1], 'x');  // CLUSTER: M-side, or MxN
-  c.cluster = std::stoi(sides.at(0));
-  if (sides.size() > 1) c.cluster_n = std::stoi(sides[1]);
-  c.group_m = std::stoi(f[2]);
-  if (f.size() > 3) c.raster_n = f[3] == "n";
-  auto hint = [&](char ch) {
-    if (ch == 'f') return fd::L2Hint::kEvictFirst;
-    if (ch == 'l') return fd::L2Hint::kEvictLast;
-    if (ch == 'n') return fd::L2Hint::kNormal;
-    throw std::runtime_error("bad L2 hint in '" + s + "'");
-  };
-  if (f.size() > 4) {
-    if (f[4].size() != 2) throw std::runtime_error("bad L2 hints in '" + s + "'");
-    c.hint_a = hint(f[4][0]);
-    c.hint_b = hint(f[4][1]);
-  }
-  if (f.size() > 5) c.stagger = std::stoi(f[5]);
-  return c;
 }
 
 double median(std::vector<double> v) {
@@ -224,7 +198,8 @@ int run(int argc, char** argv) {
   bool odd = false, no_cublas = false;
   std::string json_out;
   app.add_option("--shape", shapes, "gated:ROWS:DIM:HIDDEN:DTYPE:ACT or plain:ROWS:K:N:DTYPE");
-  app.add_option("--config", configs, "schedule:cluster:group[:m|n[:hints]], schedule coop or pp");
+  app.add_option("--config", configs,
+                 "SCHEDULE:CLUSTER[xN]:GROUP[:ORDER[:HINTS[:STAGGER]]], as kernel pins take it");
   app.add_option("--warmup", warmup);
   app.add_option("--iters", iters);
   app.add_option("--rounds", rounds,
@@ -283,7 +258,7 @@ int run(int argc, char** argv) {
       try {
         auto g = std::make_unique<fd::HopperGemm>(
             sh.dtype, sh.gated ? sh.act : fk::Activation::kNone, sh.rows, cs.wide(), sh.k, cs.w(),
-            parse_config(ctext), device);
+            fd::parse_hopper_config(ctext), device);
         FS_CUDA(cudaMemsetAsync(cs.out(), 0xFF, sh.rows * sh.n * 2, s));
         g->run(cs.x(0), cs.out(), s);
         FS_CUDA(cudaStreamSynchronize(s));

@@ -21,7 +21,7 @@ namespace {
 
 // Host microseconds per forward pass: `n` passes enqueued back to back, no sync inside.
 double host_us_per_forward(const fk::MlpConfig& c, fk::Variant v, fk::GatedGemmPath path, int n) {
-  fk::detail::Executor exec(c, v, 1, path, 1, 0);
+  fk::detail::Executor exec(c, v, 1, path, {}, 1, 0);
   cudaStream_t s = nullptr;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   for (int i = 0; i < 20; ++i) exec.forward(s, 0, false);

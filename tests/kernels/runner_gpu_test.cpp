@@ -207,6 +207,51 @@ TEST(RunnerGpuPresets, GegluHopperAndAmperePathsAgree) {
   }
 }
 
+// A run writes down what its set-up chose by timing; a run pinned to those choices runs the same
+// kernels without timing, correct; pins that cannot apply are refused with the reason.
+TEST(RunnerGpuPresets, PinnedKernelsRunAsChosen) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  const fk::DeviceInfo d = fk::query_device(0);
+  const fk::MlpConfig c = preset("geglu-post");
+  if (d.cc_major != 9) {
+    fk::RunOptions o = quick();
+    o.pin_kernels = "gated=coop:2:16";
+    const fk::RunResult r = fk::run(c, fk::Variant::kGatedGemm, o);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("kernel pin"), std::string::npos) << r.error;
+    return;
+  }
+  const fk::RunResult chosen = fk::run(c, fk::Variant::kGatedGemm, quick());
+  ASSERT_TRUE(chosen.ok) << chosen.error;
+  EXPECT_NE(chosen.kernel_choices.find("gated="), std::string::npos) << chosen.kernel_choices;
+  EXPECT_NE(chosen.kernel_choices.find("down="), std::string::npos) << chosen.kernel_choices;
+  // Pinned to a configuration set-up did not necessarily choose, and to ours for the down GEMM.
+  for (const std::string& pin : {chosen.kernel_choices, std::string("gated=pp:1:16 down=coop:1:16"),
+                                 std::string("gated=coop:2x2:8:n:nn:0 down=cublaslt")}) {
+    fk::RunOptions o = quick();
+    o.pin_kernels = pin;
+    const fk::RunResult r = fk::run(c, fk::Variant::kGatedGemm, o);
+    ASSERT_TRUE(r.ok) << pin << ": " << r.error;
+    EXPECT_EQ(r.kernel_choices, pin);
+    EXPECT_NE(r.kernel_path.find("(pinned)"), std::string::npos) << r.kernel_path;
+    EXPECT_TRUE(r.correctness.passed) << pin << ": rel error " << r.correctness.rel_error;
+  }
+  fk::RunOptions o = quick();
+  o.pin_kernels = "gated=coop:2:16";
+  const fk::RunResult eager = fk::run(c, fk::Variant::kEager, o);
+  EXPECT_FALSE(eager.ok);
+  EXPECT_NE(eager.error.find("only the gated-gemm variant"), std::string::npos) << eager.error;
+  o.gated_path = fk::GatedGemmPath::kAmpereMmaSync;
+  const fk::RunResult ampere = fk::run(c, fk::Variant::kGatedGemm, o);
+  EXPECT_FALSE(ampere.ok);
+  EXPECT_NE(ampere.error.find("does not run here"), std::string::npos) << ampere.error;
+  o = quick();
+  o.pin_kernels = "gated=coop:9:16";
+  const fk::RunResult bad = fk::run(c, fk::Variant::kGatedGemm, o);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.error.find("cluster along M"), std::string::npos) << bad.error;
+}
+
 TEST(RunnerGpu, ProgressAndCancel) {
   FUSIONSCOPE_REQUIRE_GPU();
   std::atomic<bool> cancel{false};

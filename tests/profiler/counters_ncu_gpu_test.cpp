@@ -5,9 +5,10 @@
 //
 // ncu profiles counters_ncu_workload's kRepeats timed forward passes (`--profile-from-start off`:
 // its set-up, which times candidate kernels to choose one, runs unprofiled, so it chooses as a
-// process without ncu does); ours is the lab's counters pass run kRepeats times. Both must have
-// chosen the same kernels (the runner's kernel path): else ncu runs again, twice at most, and
-// still different kernels fail the test, naming both (nothing to compare). Every ncu run comes
+// process without ncu does); ours is the lab's counters pass run kRepeats times, pinned to the
+// kernels ncu's process chose where set-up chooses by timing (RunOptions::pin_kernels: the gated
+// GEMM's configuration, the down projection); different choices still fail the test, naming both
+// (nothing to compare). Every ncu run comes
 // first, while this process holds no CUDA context: measured on the H100, ncu beside an idle
 // process holding a context counted 0.2-0.4 MB (1%) more writes for the pointwise kernels whose
 // 50 MB output partly stays in the L2 (docs/counters.md). Per kernel the medians are compared.
@@ -125,6 +126,7 @@ struct NcuResult {
   std::vector<std::string> names;
   size_t launches = 0;  // per forward pass, as the workload printed
   std::string kernel_path;
+  std::string choices;  // what its set-up chose by timing (RunOptions::pin_kernels)
 };
 
 NcuResult run_ncu(const fs::path& ncu, const std::string& preset, const std::string& variant) {
@@ -154,6 +156,8 @@ NcuResult run_ncu(const fs::path& ncu, const std::string& preset, const std::str
       out.launches = static_cast<size_t>(number(line.substr(9)));
     } else if (line.rfind("KERNEL_PATH ", 0) == 0) {
       out.kernel_path = chosen_kernels(line.substr(12));
+    } else if (line.rfind("CHOICES", 0) == 0) {
+      out.choices = line.size() > 8 ? line.substr(8) : "";
     } else if (!line.empty() && line.front() == '"') {
       const auto f = csv_fields(line);
       if (header.empty()) {
@@ -201,9 +205,11 @@ class RecordingExecutor final : public lab::Executor {
                              const kernels::RunOptions& options) override {
     kernels::RunResult r = inner_->execute(config, variant, options);
     kernel_path = chosen_kernels(r.kernel_path);
+    choices = r.kernel_choices;
     return r;
   }
   std::string kernel_path;
+  std::string choices;
 
  private:
   std::unique_ptr<lab::Executor> inner_ = lab::make_runner_executor();
@@ -254,9 +260,13 @@ TEST(CountersVsNsightCompute, EveryKernelsDramBytesAgreeWithinThreePercent) {
     // Ours, kRepeats times. A variant that fails is reported and the others still compared.
     std::vector<std::vector<Bytes>> ours(n);
     bool ok = true;
+    // Kernels that set-up chooses by timing (the gated GEMM's configuration, the down
+    // projection) are pinned to what ncu's process chose, so both sides run the same kernels.
+    kernels::RunOptions options;
+    options.pin_kernels = c.ref.choices;
     for (int rep = 0; rep < kRepeats && ok; ++rep) {
       const counters::CounterPassResult pass =
-          hardware->kernel_pass(executor, c.config, c.v, kernels::RunOptions{});
+          hardware->kernel_pass(executor, c.config, c.v, options);
       if (pass.status.availability == counters::CounterAvailability::kInsufficientPrivileges ||
           pass.status.availability == counters::CounterAvailability::kNotSupported)
         FUSIONSCOPE_GPU_TEST_CANNOT_RUN(pass.status.describe());
@@ -270,23 +280,15 @@ TEST(CountersVsNsightCompute, EveryKernelsDramBytesAgreeWithinThreePercent) {
         ours[k].push_back({pass.value(k, m::kDramRead), pass.value(k, m::kDramWrite)});
     }
     if (!ok) continue;
-    // Kernels chosen by timing at set-up (the gated GEMM's configuration, the down projection)
-    // may differ between processes when candidates are close: ncu again until they match.
-    for (int again = 0;
-         again < 2 && c.ref.error.empty() && c.ref.kernel_path != executor.kernel_path; ++again) {
-      std::printf("%s: ncu's process chose \"%s\", ours \"%s\"; running ncu again\n", what.c_str(),
-                  c.ref.kernel_path.c_str(), executor.kernel_path.c_str());
-      c.ref = run_ncu(*ncu, c.preset, c.variant);
-    }
     const NcuResult& ref = c.ref;
     if (!ref.error.empty() || ref.launches != n) {
       ADD_FAILURE() << what << ": " << ref.error << " (" << ref.launches << " launches for " << n
                     << ")";
       continue;
     }
-    if (ref.kernel_path != executor.kernel_path) {
-      ADD_FAILURE() << what << ": not the same kernels: ncu's process chose \"" << ref.kernel_path
-                    << "\", ours \"" << executor.kernel_path << "\"";
+    if (ref.choices != executor.choices) {
+      ADD_FAILURE() << what << ": not the same kernels: ncu's process chose \"" << ref.choices
+                    << "\", ours \"" << executor.choices << "\"";
       continue;
     }
     const size_t first = ref.kernels.size() - n * kRepeats;

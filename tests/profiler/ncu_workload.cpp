@@ -1,10 +1,11 @@
-// counters_ncu_workload PRESET VARIANT [TIMED]: the workload the Nsight Compute comparison
+// counters_ncu_workload PRESET VARIANT [TIMED [PINS]]: the workload the Nsight Compute comparison
 // profiles. One warm-up forward pass, then TIMED ones (default 1), no check and one input set.
 // Only the timed passes are between cudaProfilerStart() and cudaProfilerStop(), so under
 // `ncu --profile-from-start off` the set-up (which times candidate kernels to pick one) and the
 // warm-up run unprofiled, with the timings and choices of a process without ncu, and the profiled
 // kernels are the TIMED x N of the forward passes (N = the plan's launches, printed as
-// "LAUNCHES N"). "KERNEL_PATH ..." names the implementations chosen at set-up.
+// "LAUNCHES N"). "KERNEL_PATH ..." names the implementations chosen at set-up and "CHOICES ..."
+// writes them as RunOptions::pin_kernels takes them; PINS pins them instead (kernel_pins.h).
 #include <cuda_profiler_api.h>
 
 #include <cstdio>
@@ -18,7 +19,7 @@ namespace fk = fusionscope::kernels;
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: counters_ncu_workload PRESET VARIANT [TIMED]\n");
+    std::fprintf(stderr, "usage: counters_ncu_workload PRESET VARIANT [TIMED [PINS]]\n");
     return 2;
   }
   const auto config = fk::find_preset(argv[1]);
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   o.timed_iterations = argc > 3 ? std::atoi(argv[3]) : 1;
   o.check = false;
   o.input_sets = 1;
+  if (argc > 4) o.pin_kernels = argv[4];
   bool profiling = false;
   o.on_progress = [&](const fk::RunProgress& p) {
     if (p.phase == fk::RunProgress::Phase::kTimed && p.iteration == 0) {
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
     }
     std::printf("LAUNCHES %zu\n", r.plan.launches.size());
     std::printf("KERNEL_PATH %s\n", r.kernel_path.c_str());
+    std::printf("CHOICES %s\n", r.kernel_choices.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 2;

@@ -37,8 +37,8 @@ constexpr double kDownMargin = 0.95;
 constexpr uint64_t kTagWeight = 10, kTagBias = 100, kTagInput = 1000;
 }  // namespace
 
-Executor::Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath path, uint64_t seed,
-                   int device)
+Executor::Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath path,
+                   const KernelPins& pins, uint64_t seed, int device)
     : config_(c),
       variant_(v),
       plan_(make_plan(c, v)),
@@ -75,7 +75,7 @@ Executor::Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath 
                               static_cast<uint64_t>(c.widths[1]),
                               static_cast<uint64_t>(c.widths[0]), c.dtype, nullptr);
   FS_CUDA(cudaDeviceSynchronize());
-  build_steps(path, device);
+  build_steps(path, pins, device);
   if (steps_.size() != plan_.launches.size())
     throw CudaError("internal: " + std::to_string(steps_.size()) +
                     " launches built for a plan of " + std::to_string(plan_.launches.size()));
@@ -98,7 +98,11 @@ void* Executor::output(int set) const {
   return output_base_ + static_cast<uint64_t>(set) * output_copy_bytes_;
 }
 
-void Executor::build_steps(GatedGemmPath path, int device) {
+void Executor::build_steps(GatedGemmPath path, const KernelPins& pins, int device) {
+  if (!pins.empty() && variant_ != Variant::kGatedGemm)
+    throw ConfigError("kernel pins (" + kernel_pins_text(pins) + ") name kernels that only " +
+                      "the gated-gemm variant chooses at set-up, not " +
+                      std::string(to_string(variant_)));
   const MlpConfig& c = config_;
   const DType dt = c.dtype;
   const uint64_t rows = static_cast<uint64_t>(c.rows);
@@ -171,13 +175,25 @@ void Executor::build_steps(GatedGemmPath path, int device) {
       case Variant::kGatedGemm: {
         void* s0 = buf("scratch0");
         res_->gated = std::make_unique<GatedGemm>(dt, rows, h, d, act, path, buf("weight_gate_up"),
-                                                  device, input(0), s0);
+                                                  device, input(0), s0, pins.gated);
         GatedGemm* gg = res_->gated.get();
+        if (gg->hopper()) chosen_.gated = gg->hopper_config();
+        if (pins.down && !gg->hopper())
+          throw ConfigError("kernel pin " + kernel_pins_text({std::nullopt, pins.down}) +
+                            ": the down projection is chosen only beside the Hopper gated GEMM");
         add([=, this](cudaStream_t s, int set) { gg->run(input(set), s0, s); });
         // The down projection: ours or cuBLASLt, whichever is faster on this shape, measured
         // now (once per shape and process); the run's plan names the choice.
         std::string down_kernel = "cuBLASLt GEMM";
-        if (gg->hopper()) {
+        if (gg->hopper() && pins.down) {
+          chosen_.down = pins.down;
+          if (!pins.down->cublaslt) {
+            res_->down = std::make_unique<HopperGemm>(dt, Activation::kNone, rows, d, h, w_down,
+                                                      pins.down->config, device);
+            down_kernel = "Hopper GEMM, " + to_string(pins.down->config);
+          }
+          down_kernel += " (pinned)";
+        } else if (gg->hopper()) {
           void* out0 = output(0);
           const HopperTuning ours = tune_hopper_gemm(dt, Activation::kNone, rows, d, h, w_down, s0,
                                                      out0, device, nullptr);
@@ -194,8 +210,10 @@ void Executor::build_steps(GatedGemmPath path, int device) {
             res_->down = std::make_unique<HopperGemm>(dt, Activation::kNone, rows, d, h, w_down,
                                                       ours.config, device);
             down_kernel = "Hopper GEMM, " + to_string(ours.config) + why;
+            chosen_.down = DownPin{false, ours.config};
           } else {
             down_kernel += why;
+            chosen_.down = DownPin{};
           }
         }
         if (HopperGemm* hd = res_->down.get()) {

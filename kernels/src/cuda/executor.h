@@ -15,13 +15,15 @@
 #include "device_buffer.h"
 #include "fusionscope/kernels/plan.h"
 #include "fusionscope/kernels/runner.h"
+#include "kernel_pins.h"
 
 namespace fusionscope::kernels::detail {
 
 class Executor {
  public:
-  Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath path, uint64_t seed,
-           int device);
+  // `pins`: kernels set-up takes as given instead of timing candidates (kernel_pins.h).
+  Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath path,
+           const KernelPins& pins, uint64_t seed, int device);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -29,6 +31,8 @@ class Executor {
   const Plan& plan() const { return plan_; }
   int input_sets() const { return sets_; }
   const std::string& kernel_path() const { return kernel_path_; }
+  // What set-up chose (or was pinned to), as kernel_pins_text() writes it.
+  std::string kernel_choices() const { return kernel_pins_text(chosen_); }
   uint64_t allocated_bytes() const { return allocated_; }
 
   // Enqueues one forward pass over input/output copy `set` (0 <= set < input_sets()), calling
@@ -48,7 +52,7 @@ class Executor {
   void* buf(const std::string& name) const;
   const void* input(int set) const;
   void* output(int set) const;
-  void build_steps(GatedGemmPath path, int device);
+  void build_steps(GatedGemmPath path, const KernelPins& pins, int device);
   // The fp32 reference of rows [r0, r0 + n) into reference_output (rows from 0).
   void reference(cudaStream_t stream, uint64_t r0, uint64_t n);
 
@@ -63,6 +67,7 @@ class Executor {
   uint64_t input_copy_bytes_ = 0;
   uint64_t output_copy_bytes_ = 0;
   std::string kernel_path_;
+  KernelPins chosen_;
   std::map<std::string, DeviceBuffer> buffers_;
   std::vector<Step> steps_;
   struct Resources;

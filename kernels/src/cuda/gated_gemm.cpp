@@ -1,13 +1,15 @@
 #include "gated_gemm.h"
 
 #include "cuda_check.h"
+#include "fusionscope/kernels/config.h"
 #include "hopper_gemm.h"
+#include "kernel_pins.h"
 
 namespace fusionscope::kernels::detail {
 
 GatedGemm::GatedGemm(DType dtype, uint64_t rows, uint64_t hidden, uint64_t dim, Activation act,
                      GatedGemmPath path, const void* w_gate_up, int device, const void* x,
-                     void* product)
+                     void* product, const std::optional<HopperGemmConfig>& pinned)
     : dtype_(dtype), rows_(rows), hidden_(hidden), dim_(dim), act_(act), w_(w_gate_up) {
   if (dtype == DType::kFp32) throw CudaError("gated-gemm: fp32 is not supported");
   const bool can_hopper = hopper_gemm_available(device);
@@ -26,7 +28,15 @@ GatedGemm::GatedGemm(DType dtype, uint64_t rows, uint64_t hidden, uint64_t dim, 
     case GatedGemmPath::kAmpereMmaSync:
       break;
   }
-  if (use_hopper) {
+  if (pinned && !use_hopper)
+    throw ConfigError("kernel pin gated=" + hopper_config_text(*pinned) +
+                      ": the Hopper gated GEMM does not run here (" +
+                      (can_hopper ? "the sm_80 path was asked for" : "it needs an sm_90 GPU") +
+                      ")");
+  if (use_hopper && pinned) {
+    hopper_ =
+        std::make_unique<HopperGemm>(dtype, act, rows, 2 * hidden, dim, w_gate_up, *pinned, device);
+  } else if (use_hopper) {
     const HopperTuning t =
         tune_hopper_gemm(dtype, act, rows, 2 * hidden, dim, w_gate_up, x, product, device, nullptr);
     tuned_us_ = t.us;
@@ -38,6 +48,10 @@ GatedGemm::GatedGemm(DType dtype, uint64_t rows, uint64_t hidden, uint64_t dim, 
 }
 
 GatedGemm::~GatedGemm() = default;
+
+const HopperGemmConfig& GatedGemm::hopper_config() const {
+  return hopper_->config();
+}
 
 std::string GatedGemm::path_name() const {
   return hopper_ ? "gated GEMM: wgmma + TMA, warp-specialised (sm_90a, " +

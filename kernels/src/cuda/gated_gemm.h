@@ -7,28 +7,32 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "fusionscope/kernels/config.h"
 #include "fusionscope/kernels/runner.h"
+#include "hopper_gemm.h"
 
 namespace fusionscope::kernels::detail {
 
-class HopperGemm;
 
 class GatedGemm {
  public:
   // w_gate_up: [2 * hidden, dim] interleaved by launch_interleave_gate_up(). On Hopper the
   // kernel's configuration is measured once per shape on x [rows, dim] and product
-  // [rows, hidden] (overwritten), see tune_hopper_gemm().
+  // [rows, hidden] (overwritten), see tune_hopper_gemm(), unless `pinned` gives it (then the
+  // Hopper kernel is required).
   GatedGemm(DType dtype, uint64_t rows, uint64_t hidden, uint64_t dim, Activation act,
-            GatedGemmPath path, const void* w_gate_up, int device, const void* x, void* product);
+            GatedGemmPath path, const void* w_gate_up, int device, const void* x, void* product,
+            const std::optional<HopperGemmConfig>& pinned = std::nullopt);
   ~GatedGemm();
   GatedGemm(const GatedGemm&) = delete;
   GatedGemm& operator=(const GatedGemm&) = delete;
 
   void run(const void* x, void* product, cudaStream_t stream);
   bool hopper() const { return hopper_ != nullptr; }
+  const HopperGemmConfig& hopper_config() const;  // when hopper()
   std::string path_name() const;
   double tuned_us() const { return tuned_us_; }
 

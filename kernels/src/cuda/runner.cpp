@@ -73,8 +73,10 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
   FS_CUDA(cudaSetDevice(o.device));
 
   const int sets = choose_input_sets(config, variant, r.device, o.input_sets);
-  detail::Executor exec(config, variant, sets, o.gated_path, o.seed, o.device);
+  detail::Executor exec(config, variant, sets, o.gated_path,
+                        detail::parse_kernel_pins(o.pin_kernels), o.seed, o.device);
   r.kernel_path = exec.kernel_path();
+  r.kernel_choices = exec.kernel_choices();
   r.plan = exec.plan();  // names the kernels chosen at set-up
   r.input_sets = exec.input_sets();
 

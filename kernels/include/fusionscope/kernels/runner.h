@@ -77,6 +77,11 @@ struct RunOptions {
   // (capped by memory), else 1.
   int input_sets = 0;
   GatedGemmPath gated_path = GatedGemmPath::kAuto;
+  // Empty: set-up picks the kernels it has candidates for by timing them (the Hopper GEMM's
+  // configuration, ours or cuBLASLt for the down projection). Else an earlier run's
+  // RunResult::kernel_choices: the same kernels, nothing timed, so that two processes (a run
+  // and Nsight Compute's) run the same ones. A pin the run cannot take is a configuration error.
+  std::string pin_kernels;
   // Called on the running thread between iterations; keep it cheap.
   std::function<void(const RunProgress&)> on_progress;
   // Called on the running thread before each of the plan's launches in warm-up and timed
@@ -106,6 +111,9 @@ struct RunResult {
   Plan plan;  // the prediction (empty when the configuration was refused)
   DeviceInfo device;
   std::string kernel_path;  // which implementation ran, e.g. "gated GEMM: wgmma (sm_90a)"
+  // What set-up chose by timing, as RunOptions::pin_kernels takes it, e.g.
+  // "gated=coop:2:16 down=cublaslt"; empty when nothing was chosen.
+  std::string kernel_choices;
   int input_sets = 1;
   bool used_graph = false;
   std::vector<double> iteration_ms;  // CUDA-event time of each timed iteration

@@ -1,0 +1,65 @@
+// Pinned set-up choices (kernel_pins.h): the text a run writes is the text a run takes.
+#include "kernel_pins.h"
+
+#include <gtest/gtest.h>
+
+#include "fusionscope/kernels/config.h"
+
+namespace fd = fusionscope::kernels::detail;
+using fusionscope::kernels::ConfigError;
+
+namespace {
+
+bool same(const fd::HopperGemmConfig& a, const fd::HopperGemmConfig& b) {
+  return a.schedule == b.schedule && a.cluster == b.cluster && a.group_m == b.group_m &&
+         a.cluster_n == b.cluster_n && a.raster_n == b.raster_n && a.hint_a == b.hint_a &&
+         a.hint_b == b.hint_b && a.stagger == b.stagger;
+}
+
+TEST(KernelPins, EveryConfigurationReadsBackAsItself) {
+  for (const char* text : {"coop:2:16", "coop:1:8", "pp:2:16", "pp:1:4", "coop:2x2:16",
+                           "coop:2:16:n:nn:0", "coop:1:16:m:fl:2", "pp:2x2:3:n:ln:0"}) {
+    const fd::HopperGemmConfig c = fd::parse_hopper_config(text);
+    EXPECT_TRUE(same(fd::parse_hopper_config(fd::hopper_config_text(c)), c)) << text;
+  }
+  EXPECT_EQ(fd::hopper_config_text(fd::parse_hopper_config("coop:2x1:16")), "coop:2:16");
+  const fd::HopperGemmConfig c = fd::parse_hopper_config("pp:1x2:8:n:fl:3");
+  EXPECT_EQ(c.schedule, fd::HopperSchedule::kPingPong);
+  EXPECT_EQ(c.cluster, 1);
+  EXPECT_EQ(c.cluster_n, 2);
+  EXPECT_EQ(c.group_m, 8);
+  EXPECT_TRUE(c.raster_n);
+  EXPECT_EQ(c.hint_a, fd::L2Hint::kEvictFirst);
+  EXPECT_EQ(c.hint_b, fd::L2Hint::kEvictLast);
+  EXPECT_EQ(c.stagger, 3);
+}
+
+TEST(KernelPins, ARunsChoicesReadBackAsThemselves) {
+  const fd::KernelPins pins = fd::parse_kernel_pins("gated=coop:2:16 down=cublaslt");
+  ASSERT_TRUE(pins.gated && pins.down);
+  EXPECT_TRUE(pins.down->cublaslt);
+  EXPECT_EQ(fd::kernel_pins_text(pins), "gated=coop:2:16 down=cublaslt");
+  const fd::KernelPins ours = fd::parse_kernel_pins("  down=pp:1:16   gated=coop:1:8 ");
+  ASSERT_TRUE(ours.down);
+  EXPECT_FALSE(ours.down->cublaslt);
+  EXPECT_EQ(ours.down->config.schedule, fd::HopperSchedule::kPingPong);
+  EXPECT_EQ(fd::kernel_pins_text(ours), "gated=coop:1:8 down=pp:1:16");
+  EXPECT_TRUE(fd::parse_kernel_pins("").empty());
+  EXPECT_EQ(fd::kernel_pins_text({}), "");
+}
+
+TEST(KernelPins, BadTextIsAConfigurationErrorThatSaysWhy) {
+  for (const char* text :
+       {"gated=", "gated=coop:2", "gated=warp:2:16", "gated=coop:3:16", "gated=coop:2:0",
+        "gated=coop:2:16:x", "gated=coop:2:16:m:nq", "gated=coop:2:16:m:nn:-1",
+        "gated=coop:2:16:m:nn:1:9", "gated=coop:2:1e3", "down=lt", "up=coop:2:16", "gated"}) {
+    try {
+      fd::parse_kernel_pins(text);
+      ADD_FAILURE() << "accepted '" << text << "'";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("kernel pin"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
