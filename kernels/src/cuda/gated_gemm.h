@@ -16,7 +16,6 @@
 
 namespace fusionscope::kernels::detail {
 
-
 class GatedGemm {
  public:
   // w_gate_up: [2 * hidden, dim] interleaved by launch_interleave_gate_up(). On Hopper the
