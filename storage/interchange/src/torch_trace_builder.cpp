@@ -554,14 +554,14 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
         if (mangled.kind == Kind::kString) {
           k.name = intern(mangled.text);
           view_.consume(ArgKey::kMangledName);
-          const std::string* plain = demangled_names_.find(mangled.text);
-          if (plain == nullptr) {
+          if (const std::string* plain = demangled_names_.find(mangled.text)) {
+            if (*plain == *name) view_.consume(TopKey::kName);
+          } else {
             std::string text = demangled(std::string(mangled.text));
             intern(text);
+            if (text == *name) view_.consume(TopKey::kName);
             demangled_names_.insert(mangled.text, std::move(text));
-            plain = demangled_names_.find(mangled.text);
           }
-          if (*plain == *name) view_.consume(TopKey::kName);
         } else {
           k.name = intern(*name);
           // A mangled name is written demangled, with the name itself in args.
@@ -750,14 +750,15 @@ void TorchTraceBuilder::complete_event(const EventFields& f) {
           break;
       }
       r.extra = extra_id();
+      const bool step = is_profiler_step(name.value_or(""));
       if (r.kind == RangeKind::kCpuOp) {
         linker_.add_operator(r);
-      } else if (r.kind == RangeKind::kUserAnnotation && !is_profiler_step(name.value_or(""))) {
+      } else if (r.kind == RangeKind::kUserAnnotation && !step) {
         linker_.add_annotation(r);
       }
       extend(r.start_ns, r.end_ns);
       out_.ranges.push_back(r);
-      range_is_step_.push_back(is_profiler_step(name.value_or("")));
+      range_is_step_.push_back(step);
       ++records_kept_;
       return;
     }
