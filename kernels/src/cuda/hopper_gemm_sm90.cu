@@ -92,9 +92,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   using L = Layout<kPingPong, kPlain>;
   constexpr int kStages = L::kStages;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  // 128-byte swizzled tiles want 1024-byte alignment.
-  uint8_t* base =
-      reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  // 128-byte swizzled tiles want 1024-byte alignment (of the shared-memory address).
+  const uint32_t raw_u32 = smem_u32(smem_raw);
+  uint8_t* base = smem_raw + (((raw_u32 + 1023) & ~1023u) - raw_u32);
   uint8_t* tiles_a = base;
   uint8_t* tiles_b = tiles_a + kStages * L::kBytesA;
   uint8_t* staging = tiles_b + kStages * L::kBytesB;
@@ -112,7 +112,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t tiles_a_u32 = smem_u32(tiles_a), tiles_b_u32 = smem_u32(tiles_b);
   const uint32_t full_u32 = smem_u32(full), empty_u32 = smem_u32(empty);
 
-  const int wg = threadIdx.x / 128;
+  // Lane 0's value, so the compiler knows it is warp-uniform: the warpgroup's branch, its tile
+  // rows and its wgmma descriptors can then live in uniform registers instead of being rebuilt
+  // in vector registers and moved over (R2UR) before every wgmma.
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const int tid = threadIdx.x % 128;
   const uint32_t cluster = p.cluster;
   const uint32_t rank = cluster > 1 ? cluster_rank() : 0;
@@ -180,8 +183,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int c = wg - 1;
     const int warp = tid / 32, lane = tid % 32;
-    uint8_t* my_staging = staging + c * L::kStagingPerWg;
-    const uint32_t staging_u32 = smem_u32(my_staging);
+    const uint32_t staging_u32 = smem_u32(staging) + c * L::kStagingPerWg;
     // A stage is free once every consumer warpgroup of every CTA it was multicast to is done:
     // tell this CTA and the peers whose loads land in this CTA's stages.
     auto release = [&](uint32_t stage) {
@@ -208,28 +210,40 @@ __global__ void __launch_bounds__(kThreads, 1)
           (mc * cm + rm) * L::kTileRows + (kPingPong ? 0 : static_cast<uint32_t>(c) * 64);
       const uint32_t n0 = (nt * cn + rn) * BN;
       const uint32_t a_offset = kPingPong ? 0 : static_cast<uint32_t>(c) * 64 * 128;
-      // Descriptors of stage 0; stage s and k-step kk are offsets in 16-byte units.
-      const uint64_t desc_a = smem_desc(tiles_a_u32 + a_offset);
-      const uint64_t desc_b = smem_desc(tiles_b_u32);
+      // Low words of stage 0's descriptors; stage s and k-step kk are offsets in 16-byte units.
+      const uint32_t desc_a = smem_desc_lo(tiles_a_u32 + a_offset);
+      const uint32_t desc_b = smem_desc_lo(tiles_b_u32);
+      // The stagger's signal: the k-block after which the first consumer opens `lead` (never
+      // for the others, nor after its first tile).
+      const uint32_t lead_kb =
+          (!kPingPong && c == 0 && local == 0 && lead_at > 0) ? lead_at - 1 : 0xFFFFFFFFu;
 
-      // Main loop.
-      uint32_t it = local * kblocks;
+      // Main loop. The stage and its phase step along; this warpgroup's k-blocks start at
+      // local * kblocks in the CTA's sequence (ping-pong skips the other warpgroup's tiles).
+      const uint32_t it0 = local * kblocks;
+      uint32_t s = it0 % kStages, phase = (it0 / kStages) & 1;
       uint32_t prev = 0;
-      for (uint32_t kb = 0; kb < kblocks; ++kb, ++it) {
-        const uint32_t s = it % kStages;
-        mbar_wait(full_u32 + s * 8, (it / kStages) & 1);
-        const uint64_t da = desc_a + s * (L::kBytesA >> 4);
-        const uint64_t db = desc_b + s * (L::kBytesB >> 4);
+      for (uint32_t kb = 0; kb < kblocks; ++kb) {
+        mbar_wait(full_u32 + s * 8, phase);
+        const uint32_t da = desc_a + s * (L::kBytesA >> 4);
+        const uint32_t db = desc_b + s * (L::kBytesB >> 4);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk)  // 16 elements = 32 bytes along the swizzled row
-          wgmma_m64n256k16<T>(d, da + kk * 2, db + kk * 2, (kb > 0 || kk > 0) ? 1 : 0);
+          wgmma_m64n256k16<T>(d, smem_desc_from_lo(da + kk * 2), smem_desc_from_lo(db + kk * 2),
+                              (kb > 0 || kk > 0) ? 1 : 0);
         wgmma_commit();
         // One k-block stays in flight; the one before it has finished reading its stage.
         wgmma_wait<1>();
-        if (kb > 0 && tid == 0) release(prev);
-        if (!kPingPong && c == 0 && local == 0 && kb + 1 == lead_at && tid == 0) mbar_arrive(lead);
+        if (tid == 0) {
+          if (kb > 0) release(prev);
+          if (kb == lead_kb) mbar_arrive(lead);
+        }
         prev = s;
+        if (++s == kStages) {
+          s = 0;
+          phase ^= 1;
+        }
       }
       if (kPingPong && tid == 0) mbar_arrive(&order[c ^ 1]);  // every full wait of this tile passed
       wgmma_wait<0>();
@@ -272,7 +286,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int bx = 0; bx < kBoxes; ++bx) {
             const uint32_t col = col0 + bx * 64;
             if (col < p.out_cols)
-              tma_store(&tmap_out, my_staging + bx * kBoxBytes, static_cast<int>(col),
+              tma_store(&tmap_out, staging_u32 + bx * kBoxBytes, static_cast<int>(col),
                         static_cast<int>(m0));
           }
         }

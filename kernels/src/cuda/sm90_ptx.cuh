@@ -113,12 +113,15 @@ __device__ __forceinline__ void tma_load_multicast_hint(uint32_t dst, const CUte
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(mask), "l"(policy)
       : "memory");
 }
-__device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* src, int c0, int c1) {
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, uint32_t src, int c0, int c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
           reinterpret_cast<uint64_t>(map)),
-      "r"(smem_u32(src)), "r"(c0), "r"(c1)
+      "r"(src), "r"(c0), "r"(c1)
       : "memory");
+}
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* src, int c0, int c1) {
+  tma_store(map, smem_u32(src), c0, c1);
 }
 __device__ __forceinline__ void bulk_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
@@ -139,9 +142,18 @@ __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
 // Shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart.
 // The address field holds bits 4..17 of the address: adding (bytes >> 4) to a descriptor moves
 // it by that many bytes within shared memory.
+// The high word is the same for every such descriptor (stride 1024 >> 4, 128-byte swizzle), so a
+// k-loop can step the low word alone with 32-bit adds: the address field never carries out of
+// it (shared memory is under 256 KiB).
+constexpr uint32_t kSmemDescHi = (1024 >> 4) | (1u << 30);
+__device__ __forceinline__ uint32_t smem_desc_lo(uint32_t addr) {
+  return ((addr & 0x3FFFF) >> 4) | (1u << 16);
+}
+__device__ __forceinline__ uint64_t smem_desc_from_lo(uint32_t lo) {
+  return (uint64_t{kSmemDescHi} << 32) | lo;
+}
 __device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
-  return ((uint64_t{addr} & 0x3FFFF) >> 4) | (uint64_t{1} << 16) | (uint64_t{1024 >> 4} << 32) |
-         (uint64_t{1} << 62);
+  return smem_desc_from_lo(smem_desc_lo(addr));
 }
 __device__ __forceinline__ uint64_t smem_desc(const void* p) {
   return smem_desc(smem_u32(p));
