@@ -57,13 +57,17 @@ def sweep_config(shape):
             "name": f"g{rows}x{dim}x{hidden}", "rows": rows, "widths": [dim, hidden]}
 
 
-def ncu_dram_bytes(bench, cfg, variant, kernels):
+def ncu_dram_bytes(bench, cfg, variant, kernels, pin=""):
     """DRAM bytes read + written by one forward pass of our variant: the last `kernels` kernels
     of a run of one iteration without the check (before them come the set-up kernels that fill
-    the weights and measure which GEMM configuration is fastest), read by Nsight Compute."""
+    the weights), read by Nsight Compute. `pin` is the timed run's kernel choices: set-up would
+    otherwise choose by timing under Nsight Compute, where every launch is serialised and
+    replayed, and measure other kernels than the ones timed."""
     cmd = ["ncu", "--metrics", "dram__bytes_read.sum,dram__bytes_write.sum", "--csv",
            "--print-units", "base", bench, "--config", json.dumps(cfg), "--variant", variant,
            "--warmup", "0", "--iters", "1", "--input-sets", "1", "--no-check", "--no-host-time"]
+    if pin:
+        cmd += ["--pin-kernels", pin]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
     lines = [l for l in out.splitlines() if l.startswith('"')]
     per_kernel = {}
@@ -266,11 +270,14 @@ def sweep_mode(args, l2):
         eager_us = statistics.median(mine["eager"]) if mine["eager"] else None
         row = {"shape": sh, "torch_us": t, "gated_us": gated_us, "eager_us": eager_us,
                "gated_rounds_us": mine["gated-gemm"], "eager_rounds_us": mine["eager"],
-               "passed": bool(g and g["passed"]), "kernel_path": g and g["kernel_path"]}
+               "passed": bool(g and g["passed"]), "kernel_path": g and g["kernel_path"],
+               "kernel_choices": (g or {}).get("kernel_choices", "")}
         if args.dram:
-            row["dram_eager"] = ncu_dram_bytes(args.bench, cfg, "eager", e["kernels"] if e else 5)
+            row["dram_eager"] = ncu_dram_bytes(args.bench, cfg, "eager", e["kernels"] if e else 5,
+                                               (e or {}).get("kernel_choices", ""))
             row["dram_gated"] = ncu_dram_bytes(args.bench, cfg, "gated-gemm",
-                                               g["kernels"] if g else 2)
+                                               g["kernels"] if g else 2,
+                                               (g or {}).get("kernel_choices", ""))
         target = TARGET_POST if sh == POST else TARGET_SWEEP
         row["target"] = target
         row["vs_compile"] = t["compile"] / row["gated_us"] if row["gated_us"] else 0
@@ -311,7 +318,8 @@ def sweep_mode(args, l2):
         print(line + ("  met" if r["met"] else "  MISSED" + why))
     print("kernels chosen at set-up (gated GEMM configuration; down projection):")
     for r in rows:
-        print(f"  {r['shape'][0]} x {r['shape'][1]} -> {r['shape'][2]}: {r['kernel_path']}")
+        print(f"  {r['shape'][0]} x {r['shape'][1]} -> {r['shape'][2]}: {r['kernel_path']}"
+              f"{' [' + r['kernel_choices'] + ']' if r.get('kernel_choices') else ''}")
     return rows, failed
 
 

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   int warmup = 20, iters = 200, input_sets = 0, host_iters = 2000;
   bool graph = false, print_config = false, no_host = false, no_check = false;
   uint64_t check_rows = 0;
-  std::string json_out, path_name = "auto";
+  std::string json_out, path_name = "auto", pin_kernels;
   app.add_option("--preset", preset_names,
                  "presets to run (default, when no --config is given: the three targets)");
   app.add_option("--config", config_jsons, "configurations as JSON (in addition to presets)");
@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
   app.add_option("--input-sets", input_sets, "rotating input copies (0: automatic)");
   app.add_option("--host-iters", host_iters, "forward passes for the host-time figure");
   app.add_option("--gated-path", path_name, "gated GEMM kernel: auto, hopper, ampere");
+  app.add_option("--pin-kernels", pin_kernels,
+                 "run these kernel choices instead of timing candidates at set-up (a run's "
+                 "kernel_choices, e.g. from --json), so another process runs the same kernels");
   app.add_flag("--graph", graph, "replay a CUDA graph per iteration");
   app.add_flag("--no-host-time", no_host, "skip the host-time measurement");
   app.add_flag("--no-check", no_check, "skip the check against the fp32 reference");
@@ -121,6 +124,7 @@ int main(int argc, char** argv) {
       o.nvtx = false;
       o.check = !no_check;
       o.check_rows = check_rows;
+      o.pin_kernels = pin_kernels;
       const fk::RunResult r = fk::run(c, v, o);
       const std::string label = c.name.empty() ? "custom" : c.name;
       if (!r.ok) {
@@ -152,6 +156,7 @@ int main(int argc, char** argv) {
                          {"variant", std::string(fk::to_string(v))},
                          {"kernels", r.plan.launches.size()},
                          {"kernel_path", r.kernel_path},
+                         {"kernel_choices", r.kernel_choices},
                          {"median_us", r.median_ms * 1e3},
                          {"min_us", r.min_ms * 1e3},
                          {"floor_us", floor_s * 1e6},
