@@ -13,12 +13,13 @@ namespace {
 bool same(const fd::HopperGemmConfig& a, const fd::HopperGemmConfig& b) {
   return a.schedule == b.schedule && a.cluster == b.cluster && a.group_m == b.group_m &&
          a.cluster_n == b.cluster_n && a.raster_n == b.raster_n && a.hint_a == b.hint_a &&
-         a.hint_b == b.hint_b && a.stagger == b.stagger;
+         a.hint_b == b.hint_b && a.stagger == b.stagger && a.k_serpentine == b.k_serpentine;
 }
 
 TEST(KernelPins, EveryConfigurationReadsBackAsItself) {
-  for (const char* text : {"coop:2:16", "coop:1:8", "pp:2:16", "pp:1:4", "coop:2x2:16",
-                           "coop:2:16:n:nn:0", "coop:1:16:m:fl:2", "pp:2x2:3:n:ln:0"}) {
+  for (const char* text :
+       {"coop:2:16", "coop:1:8", "pp:2:16", "pp:1:4", "coop:2x2:16", "coop:2:16:n:nn:0",
+        "coop:1:16:m:fl:2", "pp:2x2:3:n:ln:0", "coop:2:8:ms:nn:0", "pp:1:16:ns"}) {
     const fd::HopperGemmConfig c = fd::parse_hopper_config(text);
     EXPECT_TRUE(same(fd::parse_hopper_config(fd::hopper_config_text(c)), c)) << text;
   }
@@ -32,6 +33,11 @@ TEST(KernelPins, EveryConfigurationReadsBackAsItself) {
   EXPECT_EQ(c.hint_a, fd::L2Hint::kEvictFirst);
   EXPECT_EQ(c.hint_b, fd::L2Hint::kEvictLast);
   EXPECT_EQ(c.stagger, 3);
+  EXPECT_FALSE(c.k_serpentine);
+  const fd::HopperGemmConfig s = fd::parse_hopper_config("coop:2:8:ms");
+  EXPECT_TRUE(s.k_serpentine);
+  EXPECT_FALSE(s.raster_n);
+  EXPECT_EQ(fd::hopper_config_text(s), "coop:2:8:ms:nn:0");
 }
 
 TEST(KernelPins, ARunsChoicesReadBackAsThemselves) {
@@ -51,8 +57,9 @@ TEST(KernelPins, ARunsChoicesReadBackAsThemselves) {
 TEST(KernelPins, BadTextIsAConfigurationErrorThatSaysWhy) {
   for (const char* text :
        {"gated=", "gated=coop:2", "gated=warp:2:16", "gated=coop:3:16", "gated=coop:2:0",
-        "gated=coop:2:16:x", "gated=coop:2:16:m:nq", "gated=coop:2:16:m:nn:-1",
-        "gated=coop:2:16:m:nn:1:9", "gated=coop:2:1e3", "down=lt", "up=coop:2:16", "gated"}) {
+        "gated=coop:2:16:x", "gated=coop:2:16:mz", "gated=coop:2:16:sm", "gated=coop:2:16:m:nq",
+        "gated=coop:2:16:m:nn:-1", "gated=coop:2:16:m:nn:1:9", "gated=coop:2:1e3", "down=lt",
+        "up=coop:2:16", "gated"}) {
     try {
       fd::parse_kernel_pins(text);
       ADD_FAILURE() << "accepted '" << text << "'";

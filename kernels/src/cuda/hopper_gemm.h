@@ -37,6 +37,9 @@ struct HopperGemmConfig {
   int cluster_n = 1;  // CTAs along N sharing each A tile through TMA multicast: 1 or 2
   // Tile order along N instead: across group_m columns of tiles, then the next cluster-row.
   bool raster_n = false;
+  // Each CTA walks K forward on one tile and backward on the next, so the k-blocks it read last
+  // are the first the next wave reuses, while they are still in L2.
+  bool k_serpentine = false;
   // L2 eviction priority of the TMA loads of A and of B.
   L2Hint hint_a = L2Hint::kNormal;
   L2Hint hint_b = L2Hint::kNormal;

@@ -42,17 +42,18 @@ struct Layout {
 };
 
 struct Params {
-  uint32_t rows;       // rows of A and of the output
-  uint32_t out_cols;   // columns of the output (n / 2 gated, n plain)
-  uint32_t tiles_mc;   // cluster-rows of tiles
-  uint32_t tiles_n;    // cluster-columns of tiles (cluster_n 256-wide columns each)
-  uint32_t kblocks;    // 64-deep k-blocks
-  uint32_t cluster;    // CTAs per cluster: cluster_m * cluster_n
-  uint32_t cluster_m;  // CTAs along M (sharing B), 1 or 2
-  uint32_t cluster_n;  // CTAs along N (sharing A), 1 or 2
-  uint32_t group_m;    // tiles per group along the raster's minor direction
-  uint32_t raster_n;   // 1: groups of columns walked row by row
-  uint64_t policy_a;   // L2 cache policies of the TMA loads
+  uint32_t rows;          // rows of A and of the output
+  uint32_t out_cols;      // columns of the output (n / 2 gated, n plain)
+  uint32_t tiles_mc;      // cluster-rows of tiles
+  uint32_t tiles_n;       // cluster-columns of tiles (cluster_n 256-wide columns each)
+  uint32_t kblocks;       // 64-deep k-blocks
+  uint32_t cluster;       // CTAs per cluster: cluster_m * cluster_n
+  uint32_t cluster_m;     // CTAs along M (sharing B), 1 or 2
+  uint32_t cluster_n;     // CTAs along N (sharing A), 1 or 2
+  uint32_t group_m;       // tiles per group along the raster's minor direction
+  uint32_t raster_n;      // 1: groups of columns walked row by row
+  uint32_t k_serpentine;  // 1: odd tiles of a CTA walk K backward
+  uint64_t policy_a;      // L2 cache policies of the TMA loads
   uint64_t policy_b;
   uint32_t stagger;  // cooperative: k-blocks the second consumer trails the first by
 };
@@ -144,8 +145,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid == 0) {
-      uint32_t it = 0;
-      for (uint32_t t = cid; t < tiles; t += clusters) {
+      uint32_t it = 0, local = 0;
+      for (uint32_t t = cid; t < tiles; t += clusters, ++local) {
         uint32_t mc, nt;
         tile_coords(t, p, mc, nt);
         const int m0 = static_cast<int>((mc * cm + rm) * L::kTileRows);
@@ -156,12 +157,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint16_t mask_b = static_cast<uint16_t>(3u << (cm * rn));
         const int a_half = static_cast<int>(rn) * (L::kTileRows / 2);
         const int b_half = static_cast<int>(rm) * (BN / 2);
+        const bool backward = p.k_serpentine != 0 && (local & 1) != 0;
         for (uint32_t kb = 0; kb < kblocks; ++kb, ++it) {
           const uint32_t s = it % kStages, round = it / kStages;
           const uint32_t full_s = full_u32 + s * 8;
           if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
           mbar_expect_tx(full_s, L::kBytesA + L::kBytesB);
-          const int k0 = static_cast<int>(kb * BK);
+          const int k0 = static_cast<int>((backward ? kblocks - 1 - kb : kb) * BK);
           const uint32_t a_dst = tiles_a_u32 + s * L::kBytesA;
           const uint32_t b_dst = tiles_b_u32 + s * L::kBytesB;
           if (cn == 1) {
@@ -345,6 +347,7 @@ std::string to_string(const HopperGemmConfig& c) {
       (c.cluster_n > 1 ? "x" + std::to_string(c.cluster_n) : std::string()) + ", group " +
       std::to_string(c.group_m);
   if (c.raster_n) s += " along N";
+  if (c.k_serpentine) s += ", K serpentine";
   auto hint = [](L2Hint h) { return h == L2Hint::kEvictFirst ? "first" : "last"; };
   if (c.hint_a != L2Hint::kNormal) s += std::string(", A evict ") + hint(c.hint_a);
   if (c.hint_b != L2Hint::kNormal) s += std::string(", B evict ") + hint(c.hint_b);
@@ -412,6 +415,7 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   p.cluster_n = cn;
   p.group_m = static_cast<uint32_t>(config_.group_m);
   p.raster_n = config_.raster_n ? 1 : 0;
+  p.k_serpentine = config_.k_serpentine ? 1 : 0;
   p.policy_a = l2_policy(config_.hint_a);
   p.policy_b = l2_policy(config_.hint_b);
   p.stagger = static_cast<uint32_t>(std::max(config_.stagger, 0));
