@@ -250,6 +250,7 @@ def sweep_mode(args, l2):
         torch.cuda.synchronize()
         t = {"eager": [], "compile": []}
         mine = {"eager": [], "gated-gemm": []}
+        choices = []  # the gated variant's set-up choices, per round (each a new process)
         first = {}
         for rnd in range(args.rounds):
             steps = ["eager", "compile", "ours"]
@@ -261,6 +262,8 @@ def sweep_mode(args, l2):
                     for v in mine:
                         if v in got:
                             mine[v].append(got[v]["median_us"])
+                    if "gated-gemm" in got:
+                        choices.append(got["gated-gemm"].get("kernel_choices", ""))
                 else:
                     fn = model if step == "eager" else compiled
                     t[step].append(time_fn(fn, inputs, args.warmup, args.iters))
@@ -271,7 +274,7 @@ def sweep_mode(args, l2):
         row = {"shape": sh, "torch_us": t, "gated_us": gated_us, "eager_us": eager_us,
                "gated_rounds_us": mine["gated-gemm"], "eager_rounds_us": mine["eager"],
                "passed": bool(g and g["passed"]), "kernel_path": g and g["kernel_path"],
-               "kernel_choices": (g or {}).get("kernel_choices", "")}
+               "kernel_choices": (g or {}).get("kernel_choices", ""), "round_choices": choices}
         if args.dram:
             row["dram_eager"] = ncu_dram_bytes(args.bench, cfg, "eager", e["kernels"] if e else 5,
                                                (e or {}).get("kernel_choices", ""))
@@ -292,7 +295,8 @@ def sweep_mode(args, l2):
         print(f"  {cfg['name']} {sh[3]} {sh[4]}: torch eager {t['eager']:.1f} us, compile "
               f"{t['compile']:.1f} us, ours eager {row['eager_us'] or 0:.1f} us, gated-gemm "
               f"{row['gated_us'] or 0:.1f} us (rounds: "
-              f"{', '.join(f'{x:.1f}' for x in mine['gated-gemm'])})", flush=True)
+              f"{', '.join(f'{x:.1f}' for x in mine['gated-gemm'])}; set-up chose "
+              f"{' | '.join(choices)})", flush=True)
         del model, compiled, inputs
         torch.cuda.empty_cache()
 

@@ -50,7 +50,7 @@ struct HopperGemmConfig {
 
 std::string to_string(const HopperGemmConfig& c);
 
-// The configuration used when none was measured: cooperative, cluster 2, group 16.
+// The configuration used when none was measured: cooperative, cluster 2, group 8, K serpentine.
 HopperGemmConfig default_hopper_config();
 
 // The candidates tune_hopper_gemm() times.
@@ -85,10 +85,11 @@ class HopperGemm {
 
 struct HopperTuning {
   HopperGemmConfig config;
-  double us = 0;  // best time of one launch of that configuration
+  double us = 0;  // median time of one launch of that configuration
 };
 
-// Times every candidate on these buffers (out is overwritten) and returns the fastest. The
+// Times every candidate on these buffers (out is overwritten) and returns the fastest by median
+// over interleaved rounds; the default (first) candidate unless another is 2% faster. The
 // result is remembered per (device, dtype, act, rows, n, k) for the life of the process, so
 // repeated runs of a shape measure once. Runs on `stream` and synchronises it; call outside
 // graph capture.

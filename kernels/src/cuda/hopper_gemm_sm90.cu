@@ -356,7 +356,7 @@ std::string to_string(const HopperGemmConfig& c) {
 }
 
 HopperGemmConfig default_hopper_config() {
-  return HopperGemmConfig{};
+  return hopper_gemm_candidates().front();
 }
 
 bool hopper_gemm_available(int device) {
