@@ -16,7 +16,8 @@ STEPS=${*:-sass tests lab probe torch sanitize}
 mkdir -p "$OUT"
 here=$(cd "$(dirname "$0")/../.." && pwd)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-# The tuner's candidates, timed in 5 interleaved rounds with cuBLASLt (medians of the rounds).
+# The tuner's candidates and the default without K serpentine, timed in 5 interleaved rounds with
+# cuBLASLt (medians of the rounds).
 CONFIGS="--config coop:2:8:ms --config coop:2:16:ms --config coop:1:16:ms --config pp:2:16:ms --config pp:1:16:ms --config coop:2:8"
 DEADLINE=${DEADLINE:-575}  # seconds from the start for everything
 step() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
