@@ -85,17 +85,20 @@ class HopperGemm {
 
 struct HopperTuning {
   HopperGemmConfig config;
-  double us = 0;  // median time of one launch of that configuration
+  double us = 0;            // median time of one launch of that configuration
+  double reference_us = 0;  // the reference's median, timed in the same rounds (0: none given)
 };
 
 // Times every candidate on these buffers (out is overwritten) and returns the fastest by median
-// over interleaved rounds; the default (first) candidate unless another is 2% faster. The
-// result is remembered per (device, dtype, act, rows, n, k) for the life of the process, so
-// repeated runs of a shape measure once. Runs on `stream` and synchronises it; call outside
-// graph capture.
+// over interleaved rounds; the default (first) candidate unless another is 2% faster. A
+// `reference` (another kernel for the same product, e.g. cuBLASLt's) is timed in the same rounds,
+// so that the two are compared under the same clock. The result is remembered per (device,
+// dtype, act, rows, n, k, reference or not) for the life of the process, so repeated runs of a
+// shape measure once. Runs on `stream` and synchronises it; call outside graph capture.
 HopperTuning tune_hopper_gemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
                               const void* b, const void* a, void* out, int device,
-                              cudaStream_t stream);
+                              cudaStream_t stream,
+                              const std::function<void(cudaStream_t)>& reference = {});
 
 // Best of a few launches of f (after one warm-up), in microseconds.
 double best_launch_us(const std::function<void(cudaStream_t)>& f, cudaStream_t stream,

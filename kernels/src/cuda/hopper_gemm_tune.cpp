@@ -1,5 +1,6 @@
 // Picks the Hopper GEMM's configuration for a shape by timing the candidates on the device.
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -51,11 +52,13 @@ double best_launch_us(const std::function<void(cudaStream_t)>& f, cudaStream_t s
 
 HopperTuning tune_hopper_gemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
                               const void* b, const void* a, void* out, int device,
-                              cudaStream_t stream) {
-  using Key = std::tuple<int, int, int, uint64_t, uint64_t, uint64_t>;
+                              cudaStream_t stream,
+                              const std::function<void(cudaStream_t)>& reference) {
+  using Key = std::tuple<int, int, int, uint64_t, uint64_t, uint64_t, bool>;
   static std::mutex mutex;
   static std::map<Key, HopperTuning> memo;
-  const Key key{device, static_cast<int>(dtype), static_cast<int>(act), rows, n, k};
+  const Key key{device, static_cast<int>(dtype),     static_cast<int>(act), rows, n,
+                k,      static_cast<bool>(reference)};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = memo.find(key); it != memo.end()) return it->second;
@@ -70,20 +73,25 @@ HopperTuning tune_hopper_gemm(DType dtype, Activation act, uint64_t rows, uint64
   std::vector<std::unique_ptr<HopperGemm>> gemms;
   for (const auto& c : candidates)
     gemms.push_back(std::make_unique<HopperGemm>(dtype, act, rows, n, k, b, c, device));
-  std::vector<std::vector<double>> us(candidates.size());
-  for (auto& g : gemms) g->run(a, out, stream);  // warm-up: module load, descriptors
-  for (int round = 0; round < kRounds; ++round)
+  std::vector<std::vector<double>> us(candidates.size() + 1);  // the last: the reference
+  for (auto& g : gemms) g->run(a, out, stream);                // warm-up: module load, descriptors
+  for (int round = 0; round < kRounds; ++round) {
     for (size_t i = 0; i < gemms.size(); ++i)
       us[i].push_back(best_launch_us([&](cudaStream_t s) { gemms[i]->run(a, out, s); }, stream, 1));
+    if (reference) us.back().push_back(best_launch_us(reference, stream, 1));
+  }
   std::vector<double> median_us;
   for (auto& v : us) {
+    if (v.empty()) continue;
     std::nth_element(v.begin(), v.begin() + kRounds / 2, v.end());
     median_us.push_back(v[kRounds / 2]);
   }
+  const double reference_us = reference ? median_us.back() : 0;
+  if (reference) median_us.pop_back();
   size_t pick = 0;
   for (size_t i = 1; i < median_us.size(); ++i)
     if (median_us[i] < kClearlyFaster * median_us[0] && median_us[i] < median_us[pick]) pick = i;
-  const HopperTuning best{candidates[pick], median_us[pick]};
+  const HopperTuning best{candidates[pick], median_us[pick], reference_us};
   std::lock_guard<std::mutex> lock(mutex);
   memo[key] = best;
   return best;
