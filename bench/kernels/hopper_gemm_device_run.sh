@@ -16,9 +16,9 @@ STEPS=${*:-sass tests lab probe torch sanitize}
 mkdir -p "$OUT"
 here=$(cd "$(dirname "$0")/../.." && pwd)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-# The tuner's candidates and the default without K serpentine, timed in 5 interleaved rounds with
+# The tuner's candidates and the default without its L2 hint, timed in 5 interleaved rounds with
 # cuBLASLt (medians of the rounds).
-CONFIGS="--config coop:2:8:ms --config coop:2:16:ms --config coop:1:16:ms --config pp:2:16:ms --config pp:1:16:ms --config coop:2:8"
+CONFIGS="--config coop:2:8:ms:ln --config coop:2:16:ms:ln --config coop:1:16:ms:ln --config pp:2:16:ms --config pp:1:16:ms --config coop:2:8:ms"
 DEADLINE=${DEADLINE:-575}  # seconds from the start for everything
 step() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
 # The smaller of a step's own limit and what is left before the deadline.
@@ -88,7 +88,7 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
       [ "${SAN_BENCH:-1}" = 1 ] || continue
       step "compute-sanitizer $tool: Hopper GEMM, every configuration, several tiles per CTA"
       timeout $(lim 50) compute-sanitizer --tool $tool --print-limit 10 "$BIN/hopper_gemm_bench" \
-        --config coop:2:8:ms --config coop:1:4:ms --config pp:2:16:ms --config pp:1:16 --no-cublas --iters 1 --warmup 0 --check-rows 0 \
+        --config coop:2:8:ms:ln --config coop:1:4:ms:ln --config pp:2:16:ms --config pp:1:16 --no-cublas --iters 1 --warmup 0 --check-rows 0 \
         --shape gated:300:200:328:bf16:gelu-tanh --shape gated:1000:136:3000:fp16:silu \
         --shape plain:1000:136:776:bf16 2>&1 | grep -v "^=========     \|^========= *$" | tail -18
     done

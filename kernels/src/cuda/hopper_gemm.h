@@ -50,7 +50,8 @@ struct HopperGemmConfig {
 
 std::string to_string(const HopperGemmConfig& c);
 
-// The configuration used when none was measured: cooperative, cluster 2, group 8, K serpentine.
+// The configuration used when none was measured: cooperative, cluster 2, group 8, K serpentine,
+// A loaded evict-last.
 HopperGemmConfig default_hopper_config();
 
 // The candidates tune_hopper_gemm() times.

@@ -15,10 +15,25 @@ namespace fusionscope::kernels::detail {
 std::vector<HopperGemmConfig> hopper_gemm_candidates() {
   // The first is the default, which the tuner leaves only for a clearly faster one. K serpentine
   // everywhere: it cut the DRAM bytes of the Llama-width GEMMs by 17-30% and never cost time.
+  // The cooperative ones load A (the rows a group of tiles keeps revisiting) evict-last: 5-7%
+  // fewer DRAM bytes again and 0.3-4% less time under the power cap, in every comparison.
   using S = HopperSchedule;
-  return {{.schedule = S::kCooperative, .cluster = 2, .group_m = 8, .k_serpentine = true},
-          {.schedule = S::kCooperative, .cluster = 2, .group_m = 16, .k_serpentine = true},
-          {.schedule = S::kCooperative, .cluster = 1, .group_m = 16, .k_serpentine = true},
+  constexpr L2Hint kLast = L2Hint::kEvictLast;
+  return {{.schedule = S::kCooperative,
+           .cluster = 2,
+           .group_m = 8,
+           .k_serpentine = true,
+           .hint_a = kLast},
+          {.schedule = S::kCooperative,
+           .cluster = 2,
+           .group_m = 16,
+           .k_serpentine = true,
+           .hint_a = kLast},
+          {.schedule = S::kCooperative,
+           .cluster = 1,
+           .group_m = 16,
+           .k_serpentine = true,
+           .hint_a = kLast},
           {.schedule = S::kPingPong, .cluster = 2, .group_m = 16, .k_serpentine = true},
           {.schedule = S::kPingPong, .cluster = 1, .group_m = 16, .k_serpentine = true}};
 }
