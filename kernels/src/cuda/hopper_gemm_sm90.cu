@@ -11,7 +11,8 @@
 //   goes to a per-warpgroup staging buffer in the TMA 128-byte-swizzled layout and out through
 //   TMA stores, which run while the next tile's main loop does.
 // Tiles are numbered down groups of `group_m` cluster-rows, column by column, so the CTAs in
-// flight at once share a compact block of A rows and B columns that stays in L2.
+// flight at once share a compact block of A rows and B columns that stays in L2; with K
+// serpentine a CTA's odd tiles walk K backward, starting on the k-blocks the last wave read.
 #include <cuda.h>
 
 #include <algorithm>
