@@ -90,6 +90,10 @@ struct HopperTuning {
   double reference_us = 0;  // the reference's median, timed in the same rounds (0: none given)
 };
 
+// The candidate the tuner takes, given each one's median time (the default first): the default
+// unless another is faster than `clearly_faster` times it, then the fastest of those.
+size_t pick_candidate(const std::vector<double>& median_us, double clearly_faster);
+
 // Times every candidate on these buffers (out is overwritten) and returns the fastest by median
 // over interleaved rounds; the default (first) candidate unless another is 2% faster. A
 // `reference` (another kernel for the same product, e.g. cuBLASLt's) is timed in the same rounds,

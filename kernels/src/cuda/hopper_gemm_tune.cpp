@@ -65,6 +65,13 @@ double best_launch_us(const std::function<void(cudaStream_t)>& f, cudaStream_t s
   return best;
 }
 
+size_t pick_candidate(const std::vector<double>& median_us, double clearly_faster) {
+  size_t pick = 0;
+  for (size_t i = 1; i < median_us.size(); ++i)
+    if (median_us[i] < clearly_faster * median_us[0] && median_us[i] < median_us[pick]) pick = i;
+  return pick;
+}
+
 HopperTuning tune_hopper_gemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
                               const void* b, const void* a, void* out, int device,
                               cudaStream_t stream,
@@ -103,9 +110,7 @@ HopperTuning tune_hopper_gemm(DType dtype, Activation act, uint64_t rows, uint64
   }
   const double reference_us = reference ? median_us.back() : 0;
   if (reference) median_us.pop_back();
-  size_t pick = 0;
-  for (size_t i = 1; i < median_us.size(); ++i)
-    if (median_us[i] < kClearlyFaster * median_us[0] && median_us[i] < median_us[pick]) pick = i;
+  const size_t pick = pick_candidate(median_us, kClearlyFaster);
   const HopperTuning best{candidates[pick], median_us[pick], reference_us};
   std::lock_guard<std::mutex> lock(mutex);
   memo[key] = best;

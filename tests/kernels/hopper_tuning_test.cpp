@@ -1,0 +1,28 @@
+// The Hopper GEMM tuner's rule (hopper_gemm.h): the default stays unless another candidate is
+// clearly faster, so that the clock's noise between launches does not pick a worse one.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "hopper_gemm.h"
+
+namespace fd = fusionscope::kernels::detail;
+
+TEST(HopperTuning, TheDefaultStaysUnlessAnotherIsClearlyFaster) {
+  EXPECT_EQ(fd::pick_candidate({100.0, 99.0, 98.5}, 0.98), 0u);  // 1.5% is noise
+  EXPECT_EQ(fd::pick_candidate({100.0, 97.0, 99.0}, 0.98), 1u);
+  EXPECT_EQ(fd::pick_candidate({100.0, 97.0, 90.0, 95.0}, 0.98), 2u);  // the fastest clear win
+  EXPECT_EQ(fd::pick_candidate({100.0, 120.0, 150.0}, 0.98), 0u);
+  EXPECT_EQ(fd::pick_candidate({100.0}, 0.98), 0u);
+}
+
+TEST(HopperTuning, TheDefaultIsTheFirstCandidate) {
+  const auto c = fd::hopper_gemm_candidates();
+  ASSERT_FALSE(c.empty());
+  const fd::HopperGemmConfig d = fd::default_hopper_config();
+  EXPECT_EQ(d.schedule, c.front().schedule);
+  EXPECT_EQ(d.cluster, c.front().cluster);
+  EXPECT_EQ(d.group_m, c.front().group_m);
+  EXPECT_EQ(d.k_serpentine, c.front().k_serpentine);
+  EXPECT_EQ(d.hint_a, c.front().hint_a);
+}
