@@ -1,5 +1,6 @@
 // Picks the Hopper GEMM's configuration for a shape by timing the candidates on the device.
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <limits>
 #include <map>
@@ -95,21 +96,21 @@ HopperTuning tune_hopper_gemm(DType dtype, Activation act, uint64_t rows, uint64
   std::vector<std::unique_ptr<HopperGemm>> gemms;
   for (const auto& c : candidates)
     gemms.push_back(std::make_unique<HopperGemm>(dtype, act, rows, n, k, b, c, device));
-  std::vector<std::vector<double>> us(candidates.size() + 1);  // the last: the reference
-  for (auto& g : gemms) g->run(a, out, stream);                // warm-up: module load, descriptors
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<std::vector<double>> us(candidates.size());
+  std::vector<double> reference_rounds_us;
+  for (auto& g : gemms) g->run(a, out, stream);  // warm-up: module load, descriptors
   for (int round = 0; round < kRounds; ++round) {
     for (size_t i = 0; i < gemms.size(); ++i)
       us[i].push_back(best_launch_us([&](cudaStream_t s) { gemms[i]->run(a, out, s); }, stream, 1));
-    if (reference) us.back().push_back(best_launch_us(reference, stream, 1));
+    if (reference) reference_rounds_us.push_back(best_launch_us(reference, stream, 1));
   }
   std::vector<double> median_us;
-  for (auto& v : us) {
-    if (v.empty()) continue;
-    std::nth_element(v.begin(), v.begin() + kRounds / 2, v.end());
-    median_us.push_back(v[kRounds / 2]);
-  }
-  const double reference_us = reference ? median_us.back() : 0;
-  if (reference) median_us.pop_back();
+  for (const auto& v : us) median_us.push_back(median(v));
+  const double reference_us = reference ? median(reference_rounds_us) : 0;
   const size_t pick = pick_candidate(median_us, kClearlyFaster);
   const HopperTuning best{candidates[pick], median_us[pick], reference_us};
   std::lock_guard<std::mutex> lock(mutex);
