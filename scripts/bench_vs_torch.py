@@ -1,35 +1,41 @@
 #!/usr/bin/env python3
 """PyTorch eager, eager in a CUDA graph, torch.compile and our variants on the same GPU, in one go.
 
-Builds each configuration (from `kernels_bench --print-config`) as a PyTorch module, times it the
-way kernels_bench does (CUDA events around each forward pass, median; inputs rotated through the
-same number of copies), runs kernels_bench for our variants, and prints one table per
+Builds each configuration (from `kernels_bench --print-config`) as a PyTorch module and sets up
+our variants of it in this same process, through libfusionscope_mlp.so (found beside
+kernels_bench): our forward passes are enqueued on PyTorch's stream and timed by the same code
+(CUDA events around each forward pass, median; inputs rotated through as many copies as the
+runner uses). Every contender is timed once per round, --rounds rounds (default 4), starting one
+place further along each round: the H100's clock follows its power draw (under the 700 W cap it
+swings by 10-20% within a second) and its temperature, so each side is timed in turn under the
+same recent load, and the figure is the median of the rounds. Prints one table per
 configuration with the ratios.
 
-  python3 scripts/bench_vs_torch.py --bench build-kernels/bench/kernels/kernels_bench \
+  python3 scripts/bench_vs_torch.py --bench build/bench/kernels/kernels_bench \
       --preset geglu-post --preset mlp-narrow --preset linear-post
 
 --sweep runs the gated shapes of SWEEP (rows 1024-16384, dim 768-4096, hidden 3000-14336, bf16
-and fp16, gelu-tanh and silu): per shape, --rounds rounds (default 3) of PyTorch eager,
-torch.compile and our eager and gated-gemm variants in alternating order, medians over the rounds
-(the GPU's clock follows its recent load, so every side is timed in turn; "our eag", our eager
-variant, runs the same cuBLAS GEMMs as PyTorch eager and checks the comparison). It prints the
-ratio table and checks the targets: gated-gemm at least TARGET_POST x torch.compile on the post's
-GeGLU and TARGET_SWEEP x on every other shape, and (with --dram, which runs Nsight Compute) DRAM
-bytes per forward pass never above eager's. The exit status is
+and fp16, gelu-tanh and silu; --only picks some) with PyTorch eager, torch.compile and our eager
+("our eag", the same cuBLAS GEMMs as PyTorch eager: a check on the comparison) and gated-gemm
+variants. It prints the ratio table and checks the targets: gated-gemm at least TARGET_POST x
+torch.compile on the post's GeGLU and TARGET_SWEEP x on every other shape, every variant within
+its tolerance of the fp32 reference, and (with --dram, which runs Nsight Compute on kernels_bench
+pinned to the same kernels) DRAM bytes per forward pass never above eager's. The exit status is
 1 when a check or a target fails, so regressions show.
 """
 import argparse
-import csv
-import io
+import ctypes
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
 
 import torch
 import torch.nn.functional as F
+
+import ncu_kernels
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -63,22 +69,14 @@ def ncu_dram_bytes(bench, cfg, variant, kernels, pin=""):
     the weights), read by Nsight Compute. `pin` is the timed run's kernel choices: set-up would
     otherwise choose by timing under Nsight Compute, where every launch is serialised and
     replayed, and measure other kernels than the ones timed."""
-    cmd = ["ncu", "--metrics", "dram__bytes_read.sum,dram__bytes_write.sum", "--csv",
-           "--print-units", "base", bench, "--config", json.dumps(cfg), "--variant", variant,
-           "--warmup", "0", "--iters", "1", "--input-sets", "1", "--no-check", "--no-host-time"]
+    cmd = [bench, "--config", json.dumps(cfg), "--variant", variant, "--warmup", "0", "--iters",
+           "1", "--input-sets", "1", "--no-check", "--no-host-time"]
     if pin:
         cmd += ["--pin-kernels", pin]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
-    lines = [l for l in out.splitlines() if l.startswith('"')]
-    per_kernel = {}
-    for row in csv.DictReader(io.StringIO("\n".join(lines))):
-        if row.get("Metric Name") in ("dram__bytes_read.sum", "dram__bytes_write.sum"):
-            kid = int(row["ID"])
-            per_kernel[kid] = per_kernel.get(kid, 0.0) + float(row["Metric Value"].replace(",", ""))
-    ids = sorted(per_kernel)
-    if len(ids) < kernels:
+    launches = ncu_kernels.profile(cmd)
+    if len(launches) < kernels:
         return None
-    return sum(per_kernel[i] for i in ids[-kernels:])
+    return sum(k.get("read", 0) + k.get("write", 0) for k in launches[-kernels:])
 
 
 def activation(name):
@@ -168,78 +166,170 @@ def graphed(model, inputs):
     return lambda x: graphs[index[id(x)]].replay()
 
 
-def torch_times(cfg, warmup, iters, l2, with_graph=True):
-    torch.manual_seed(0)
-    model = build(cfg)
-    sets = input_sets(cfg, l2)
-    inputs = [torch.empty(cfg["rows"], cfg["widths"][0], device="cuda",
-                          dtype=DTYPES[cfg["dtype"]]).uniform_(-1, 1) for _ in range(sets)]
-    out = {"eager": time_fn(model, inputs, warmup, iters)}
-    if with_graph:
+class Ours:
+    """Our variants in this process, through libfusionscope_mlp.so (kernels/capi)."""
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        L, c = self.lib, ctypes
+        L.fs_mlp_create.restype = c.c_void_p
+        L.fs_mlp_create.argtypes = [c.c_char_p, c.c_char_p, c.c_char_p, c.c_int, c.c_char_p,
+                                    c.c_size_t]
+        L.fs_mlp_destroy.argtypes = [c.c_void_p]
+        L.fs_mlp_supports.argtypes = [c.c_char_p, c.c_char_p, c.c_char_p, c.c_size_t]
+        for f in (L.fs_mlp_input_sets, L.fs_mlp_kernels):
+            f.argtypes, f.restype = [c.c_void_p], c.c_int
+        for f in (L.fs_mlp_kernel_path, L.fs_mlp_kernel_choices):
+            f.argtypes, f.restype = [c.c_void_p], c.c_char_p
+        L.fs_mlp_forward.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_char_p, c.c_size_t]
+        L.fs_mlp_check.argtypes = [c.c_void_p, c.c_ulonglong, c.POINTER(c.c_double),
+                                   c.POINTER(c.c_int), c.c_char_p, c.c_size_t]
+        self.err = ctypes.create_string_buffer(1024)
+
+    def supports(self, cfg, variant):
+        """(applies, why not)."""
+        rc = self.lib.fs_mlp_supports(json.dumps(cfg).encode(), variant.encode(), self.err,
+                                      len(self.err))
+        if rc < 0:
+            raise RuntimeError(self.err.value.decode())
+        return rc == 1, self.err.value.decode()
+
+    def create(self, cfg, variant, pin=""):
+        """A handle for `variant` of cfg (set up, its kernels chosen), or RuntimeError(why)."""
+        h = self.lib.fs_mlp_create(json.dumps(cfg).encode(), variant.encode(), pin.encode(), 0,
+                                   self.err, len(self.err))
+        if not h:
+            raise RuntimeError(self.err.value.decode())
+        return Mlp(self, h)
+
+
+class Mlp:
+    def __init__(self, ours, handle):
+        self.ours, self.h = ours, handle
+        L = ours.lib
+        self.sets = L.fs_mlp_input_sets(handle)
+        self.kernels = L.fs_mlp_kernels(handle)
+        self.kernel_path = L.fs_mlp_kernel_path(handle).decode()
+        self.kernel_choices = L.fs_mlp_kernel_choices(handle).decode()
+
+    def forward(self, s):
+        """One pass over input copy s, on PyTorch's current stream."""
+        o = self.ours
+        if o.lib.fs_mlp_forward(self.h, s, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
+                                o.err, len(o.err)):
+            raise RuntimeError(o.err.value.decode())
+
+    def check(self, rows):
+        o, rel, ok = self.ours, ctypes.c_double(), ctypes.c_int()
+        if o.lib.fs_mlp_check(self.h, rows, ctypes.byref(rel), ctypes.byref(ok), o.err,
+                              len(o.err)):
+            raise RuntimeError(o.err.value.decode())
+        return rel.value, bool(ok.value)
+
+    def close(self):
+        if self.h:
+            self.ours.lib.fs_mlp_destroy(self.h)
+            self.h = None
+
+
+def timed_rounds(contenders, warmup, iters, rounds, min_window_ms=0):
+    """contenders: {name: (fn, inputs)}. Every contender once per round, the order rotated by one
+    each round; returns ({name: [median us of each round]}, iterations per window). Each window
+    has at least `iters` passes, and more for fast shapes, so that it lasts min_window_ms: the
+    clock swings with the power draw within a second, and a window of a few milliseconds would
+    catch one point of the swing."""
+    names = list(contenders)
+    if min_window_ms > 0:
+        slowest = max(time_fn(fn, inputs, warmup, 20) for fn, inputs in contenders.values())
+        iters = max(iters, math.ceil(min_window_ms * 1e3 / slowest))
+    out = {n: [] for n in names}
+    for r in range(rounds):
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            fn, inputs = contenders[n]
+            out[n].append(time_fn(fn, inputs, warmup, iters))
+    return out, iters
+
+
+OUR_VARIANTS = ["eager", "epilogue", "pointwise-fused", "gated-gemm", "fully-fused"]
+
+
+def setup_ours(ours, cfg, variants, pin="", check_rows=0):
+    """Handles of our variants of cfg that apply to it, each checked once against the fp32
+    reference, and whether every one that applies was set up."""
+    mine, all_set_up = {}, True
+    for v in variants:
+        applies, why = ours.supports(cfg, v)
+        if not applies:
+            continue
         try:
-            out["eager+graph"] = time_fn(graphed(model, inputs), inputs, warmup, iters)
-        except Exception as e:  # noqa: BLE001 - report and go on
-            print(f"  (eager in a graph failed: {e})", file=sys.stderr)
-    compiled = torch.compile(model)
-    out["compile"] = time_fn(compiled, inputs, warmup, iters)
-    return out, sets
+            m = ours.create(cfg, v, pin if v == "gated-gemm" else "")
+        except RuntimeError as e:
+            print(f"  ours {v}: FAILED to set up: {e}")
+            all_set_up = False
+            continue
+        m.rel_error, m.passed = m.check(check_rows)
+        mine[v] = m
+    return mine, all_set_up
 
 
-def run_ours(bench, cfg_args, extra, warmup, iters, quiet=False):
-    ours_json = "/tmp/fusionscope_kernels_bench.json"
-    proc = subprocess.run([bench, *cfg_args, "--warmup", str(warmup), "--iters", str(iters),
-                           "--json", ours_json, *extra], capture_output=True, text=True)
-    if not quiet:
-        print(proc.stdout)
-    if proc.returncode != 0:
-        print(proc.stderr, file=sys.stderr)
-    return json.load(open(ours_json))
-
-
-def presets_mode(args, l2):
+def presets_mode(args, l2, ours):
     presets = args.preset or ["geglu-post", "mlp-narrow", "linear-post"]
     preset_args = sum((["--preset", p] for p in presets), [])
     cfgs = [json.loads(line) for line in subprocess.run(
         [args.bench, "--print-config", *preset_args], check=True, capture_output=True,
         text=True).stdout.splitlines() if line.strip()]
-    ours = run_ours(args.bench, preset_args, [], args.warmup, args.iters)
     report, failed = [], False
     for cfg in cfgs:
-        t, sets = torch_times(cfg, args.warmup, args.iters, l2)
-        mine = [r for r in ours if r["config"] == cfg]
         print(f"\n{cfg['name']}: {cfg['kind']} {cfg['rows']} x {cfg['widths']} {cfg['dtype']} "
-              f"{cfg['activation']}, bias={cfg['bias']} ({sets} input copies)")
-        print(f"  {'what':<26} {'median us':>10} {'vs eager':>9} {'vs compile':>11} {'host us':>8}")
-        for name, us in t.items():
-            print(f"  {'torch ' + name:<26} {us:>10.1f} {t['eager'] / us:>8.2f}x "
-                  f"{t['compile'] / us:>10.2f}x {'':>8}")
-        for r in mine:
-            us = r["median_us"]
-            failed |= not r["passed"]
-            print(f"  {'ours ' + r['variant']:<26} {us:>10.1f} {t['eager'] / us:>8.2f}x "
-                  f"{t['compile'] / us:>10.2f}x {r['host_us']:>8.2f}"
-                  f"{'' if r['passed'] else '  CHECK FAILED'}")
-        report.append({"config": cfg, "torch_us": t, "ours": mine})
+              f"{cfg['activation']}, bias={cfg['bias']}")
+        torch.manual_seed(0)
+        model = build(cfg)
+        sets = input_sets(cfg, l2)
+        inputs = [torch.empty(cfg["rows"], cfg["widths"][0], device="cuda",
+                              dtype=DTYPES[cfg["dtype"]]).uniform_(-1, 1) for _ in range(sets)]
+        compiled = torch.compile(model)
+        with torch.no_grad():
+            compiled(inputs[0])  # compile before any timing
+        contenders = {"torch eager": (model, inputs)}
+        try:
+            contenders["torch eager+graph"] = (graphed(model, inputs), inputs)
+        except Exception as e:  # noqa: BLE001 - report and go on
+            print(f"  (eager in a graph failed: {e})", file=sys.stderr)
+        contenders["torch.compile"] = (compiled, inputs)
+        mine, all_set_up = setup_ours(ours, cfg, OUR_VARIANTS)
+        failed |= not all_set_up
+        for v, m in mine.items():
+            contenders["ours " + v] = (m.forward, list(range(m.sets)))
+        rounds, iters = timed_rounds(contenders, args.warmup, args.iters, args.rounds,
+                                     args.min_window_ms)
+        t = {n: statistics.median(v) for n, v in rounds.items()}
+        eager, comp = t["torch eager"], t["torch.compile"]
+        print(f"  ({sets} input copies; median of {args.rounds} rounds of {iters} passes each)")
+        print(f"  {'what':<26} {'median us':>10} {'vs eager':>9} {'vs compile':>11}  check")
+        for n, us in t.items():
+            m = mine.get(n[5:]) if n.startswith("ours ") else None
+            check = "" if m is None else f"  rel {m.rel_error:.2e} {'ok' if m.passed else 'FAILED'}"
+            failed |= m is not None and not m.passed
+            print(f"  {n:<26} {us:>10.1f} {eager / us:>8.2f}x {comp / us:>10.2f}x{check}")
+        report.append({"config": cfg, "us": t, "rounds_us": rounds,
+                       "ours": {v: {"kernel_path": m.kernel_path, "rel_error": m.rel_error,
+                                    "passed": m.passed} for v, m in mine.items()}})
+        for m in mine.values():
+            m.close()
+        del model, compiled, inputs, contenders
+        torch.cuda.empty_cache()
     return report, failed
 
 
-def ours_once(bench, cfg, warmup, iters, check, quiet, gated_first=False):
-    """Our eager and gated-gemm variants on one configuration, in one kernels_bench process, in
-    the order asked: the second runs on a GPU the first has warmed, so rounds alternate it."""
-    order = ["gated-gemm", "eager"] if gated_first else ["eager", "gated-gemm"]
-    extra = ["--variant", order[0], "--variant", order[1], "--no-host-time"]
-    extra += ["--check-rows", "256"] if check else ["--no-check"]
-    ours = run_ours(bench, ["--config", json.dumps(cfg)], extra, warmup, iters, quiet)
-    return {r["variant"]: r for r in ours if r["config"]["name"] == cfg["name"]}
-
-
-def sweep_mode(args, l2):
-    """Per shape, `rounds` rounds of torch eager, torch.compile and ours, in alternating order,
-    medians over the rounds. The H100's clock follows its power draw and temperature, so each
-    side is timed in turn under the same recent load rather than ours in one long batch and
-    PyTorch's after idle compile pauses."""
+def sweep_mode(args, l2, ours):
+    """Per shape: torch eager, torch.compile, our eager and our gated-gemm, timed in rotating
+    rounds in this one process (timed_rounds), medians over the rounds."""
     rows, failed = [], False
-    for sh in SWEEP:
+    shapes = [sh for sh in SWEEP if not args.only or f"{sh[0]}x{sh[1]}x{sh[2]}" in args.only]
+    if not shapes:
+        print(f"no sweep shape matches --only {' '.join(args.only)}", file=sys.stderr)
+        return rows, True
+    for sh in shapes:
         cfg = sweep_config(sh)
         torch.manual_seed(0)
         model = build(cfg)
@@ -250,44 +340,31 @@ def sweep_mode(args, l2):
         with torch.no_grad():
             compiled(inputs[0])  # compile before any timing
         torch.cuda.synchronize()
-        t = {"eager": [], "compile": []}
-        mine = {"eager": [], "gated-gemm": []}
-        choices = []  # the gated variant's set-up choices, per round (each a new process)
-        first = {}
-        for rnd in range(args.rounds):
-            steps = ["eager", "compile", "ours"]
-            for step in (steps if rnd % 2 == 0 else steps[::-1]):
-                if step == "ours":
-                    got = ours_once(args.bench, cfg, args.warmup, args.iters, rnd == 0, rnd > 0,
-                                    gated_first=rnd % 2 == 1)
-                    if rnd == 0:
-                        first = got
-                    for v in mine:
-                        if v in got:
-                            mine[v].append(got[v]["median_us"])
-                    if "gated-gemm" in got:
-                        choices.append(got["gated-gemm"].get("kernel_choices", ""))
-                else:
-                    fn = model if step == "eager" else compiled
-                    t[step].append(time_fn(fn, inputs, args.warmup, args.iters))
-        t = {k: statistics.median(v) for k, v in t.items()}
-        g, e = first.get("gated-gemm"), first.get("eager")
-        gated_us = statistics.median(mine["gated-gemm"]) if mine["gated-gemm"] else None
-        eager_us = statistics.median(mine["eager"]) if mine["eager"] else None
+        mine, _ = setup_ours(ours, cfg, ["eager", "gated-gemm"], args.pin, check_rows=256)
+        g, e = mine.get("gated-gemm"), mine.get("eager")
+        contenders = {"eager": (model, inputs), "compile": (compiled, inputs)}
+        for v, m in mine.items():
+            contenders["ours " + v] = (m.forward, list(range(m.sets)))
+        rounds, iters = timed_rounds(contenders, args.warmup, args.iters, args.rounds,
+                                     args.min_window_ms)
+        med = {n: statistics.median(v) for n, v in rounds.items()}
+        t = {"eager": med["eager"], "compile": med["compile"]}
+        gated_us, eager_us = med.get("ours gated-gemm"), med.get("ours eager")
         row = {"shape": sh, "torch_us": t, "gated_us": gated_us, "eager_us": eager_us,
-               "gated_rounds_us": mine["gated-gemm"], "eager_rounds_us": mine["eager"],
-               "passed": bool(g and g["passed"]), "kernel_path": g and g["kernel_path"],
-               "kernel_choices": (g or {}).get("kernel_choices", ""), "round_choices": choices}
+               "rounds_us": rounds, "iterations": iters, "passed": bool(g and g.passed and e and e.passed),
+               "rel_error": {v: m.rel_error for v, m in mine.items()},
+               "kernel_path": g and g.kernel_path, "kernel_choices": g.kernel_choices if g else ""}
+        # Compile over gated within each round: the two ran seconds apart under the same load.
+        row["round_ratios"] = ([c / x for c, x in zip(rounds["compile"], rounds["ours gated-gemm"])]
+                               if g else [])
         if args.dram:
-            row["dram_eager"] = ncu_dram_bytes(args.bench, cfg, "eager", e["kernels"] if e else 5,
-                                               (e or {}).get("kernel_choices", ""))
+            row["dram_eager"] = ncu_dram_bytes(args.bench, cfg, "eager", e.kernels if e else 5)
             row["dram_gated"] = ncu_dram_bytes(args.bench, cfg, "gated-gemm",
-                                               g["kernels"] if g else 2,
-                                               (g or {}).get("kernel_choices", ""))
+                                               g.kernels if g else 2, row["kernel_choices"])
         target = TARGET_POST if sh == POST else TARGET_SWEEP
         row["target"] = target
-        row["vs_compile"] = t["compile"] / row["gated_us"] if row["gated_us"] else 0
-        row["vs_eager"] = t["eager"] / row["gated_us"] if row["gated_us"] else 0
+        row["vs_compile"] = t["compile"] / gated_us if gated_us else 0
+        row["vs_eager"] = t["eager"] / gated_us if gated_us else 0
         ok = row["passed"] and row["vs_compile"] >= target
         if args.dram:
             ok &= (row["dram_gated"] is not None and row["dram_eager"] is not None and
@@ -295,16 +372,20 @@ def sweep_mode(args, l2):
         row["met"] = ok
         failed |= not ok
         rows.append(row)
+        fmt = lambda v: ", ".join(f"{x:.1f}" for x in v)
         print(f"  {cfg['name']} {sh[3]} {sh[4]}: torch eager {t['eager']:.1f} us, compile "
-              f"{t['compile']:.1f} us, ours eager {row['eager_us'] or 0:.1f} us, gated-gemm "
-              f"{row['gated_us'] or 0:.1f} us (rounds: "
-              f"{', '.join(f'{x:.1f}' for x in mine['gated-gemm'])}; set-up chose "
-              f"{' | '.join(choices)})", flush=True)
-        del model, compiled, inputs
+              f"{t['compile']:.1f} us, ours eager {eager_us or 0:.1f} us, gated-gemm "
+              f"{gated_us or 0:.1f} us; {iters} passes a window; rounds: compile {fmt(rounds['compile'])}, gated "
+              f"{fmt(rounds.get('ours gated-gemm', []))}; compile / gated per round "
+              f"{', '.join(f'{x:.3f}' for x in row['round_ratios'])}; kernels "
+              f"{row['kernel_choices']}", flush=True)
+        for m in mine.values():
+            m.close()
+        del model, compiled, inputs, contenders
         torch.cuda.empty_cache()
 
     print(f"\nGated MLP sweep: ours gated-gemm (2 kernels) vs PyTorch, median us per forward pass "
-          f"(median of {args.rounds} alternating rounds)")
+          f"(median of {args.rounds} rotating rounds in one process)")
     head = (f"{'rows':>6} {'dim':>5} {'hidden':>6} {'dtype':>5} {'act':>9} {'eager':>8} "
             f"{'compile':>8} {'our eag':>8} {'gated':>8} {'vs eager':>8} {'vs comp':>8} "
             f"{'target':>6}")
@@ -339,8 +420,17 @@ def main():
                     help="with --sweep: DRAM bytes per forward pass through Nsight Compute")
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--iters", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="with --sweep: rounds per shape of torch eager, torch.compile and ours")
+    ap.add_argument("--rounds", type=int, default=4,
+                    help="rounds over every contender, each timed once per round")
+    ap.add_argument("--min-window-ms", type=float, default=300,
+                    help="each timed window lasts at least this long (more passes for fast "
+                         "shapes; 0: exactly --iters)")
+    ap.add_argument("--lib", help="libfusionscope_mlp.so (default: beside --bench)")
+    ap.add_argument("--only", action="append", metavar="ROWSxDIMxHIDDEN",
+                    help="with --sweep: only these shapes of the sweep (e.g. 8192x4096x14336)")
+    ap.add_argument("--pin", default="",
+                    help="with --sweep: our gated variant runs these kernel choices (as "
+                         "kernels_bench --pin-kernels takes them) instead of timing candidates")
     ap.add_argument("--json", help="write all figures here")
     args = ap.parse_args()
 
@@ -348,12 +438,21 @@ def main():
     l2 = getattr(props, "L2_cache_size", 50 * 2**20)
     print(f"{props.name}, torch {torch.__version__}, L2 {l2 / 2**20:.0f} MiB")
 
+    lib = args.lib or os.path.join(os.path.dirname(os.path.abspath(args.bench)),
+                                   "libfusionscope_mlp.so")
+    try:
+        ours = Ours(lib)
+    except OSError as e:
+        print(f"cannot load our kernels from {lib}: {e} (build the fusionscope_mlp target, or "
+              f"give --lib)", file=sys.stderr)
+        return 2
+
     report, failed = {}, False
     if args.preset or not args.sweep:
-        report["presets"], f = presets_mode(args, l2)
+        report["presets"], f = presets_mode(args, l2, ours)
         failed |= f
     if args.sweep:
-        report["sweep"], f = sweep_mode(args, l2)
+        report["sweep"], f = sweep_mode(args, l2, ours)
         failed |= f
     if args.json:
         with open(args.json, "w") as f:

@@ -18,11 +18,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 verb=${1:-}
 shift || true
 
-gpu_tests=(tests/kernels/kernels_gpu_test tests/profiler/profiler_gpu_tests
+gpu_tests=(tests/kernels/kernels_gpu_test tests/kernels/kernels_capi_gpu_test tests/profiler/profiler_gpu_tests
   tests/profiler/lab_gpu_tests tests/profiler/lab_counters_gpu_tests
   tests/counters/counters_gpu_test tests/profiler/counters_ncu_gpu_tests
   tests/profiler/inject_gpu_tests)
-programs=(app/fusionscope bench/kernels/kernels_bench bench/profiler/fusionscope_capture_overhead
+programs=(app/fusionscope bench/kernels/kernels_bench bench/kernels/libfusionscope_mlp.so
+  bench/profiler/fusionscope_capture_overhead
   bench/counters/counters_calibrate tests/profiler/counters_ncu_workload
   bench/profiler/fusionscope_injection_overhead tests/profiler/cuda_target)
 
@@ -58,7 +59,8 @@ run() {
   mkdir -p "$out" && out=$(cd "$out" && pwd)
   work=$(mktemp -d)
   tar -xJf "$bundle/bin.tar.xz" -C "$work"
-  export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$bundle/lib:${LD_LIBRARY_PATH:-}"
+  # $work/bin: libfusionscope_mlp.so, which kernels_capi_gpu_test links.
+  export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$bundle/lib:$work/bin:${LD_LIBRARY_PATH:-}"
   export FUSIONSCOPE_SOURCE_DIR="$here"
   export FUSIONSCOPE_SCRATCH_DIR="$work/scratch"  # the tests' files, not the build machine's paths
   local bin="$work/bin"

@@ -3,9 +3,16 @@
 # compute-sanitizer (memcheck, racecheck, synccheck), the GEMM alone in every configuration next
 # to cuBLASLt, and the presets and the gated sweep next to PyTorch eager and torch.compile (with
 # DRAM bytes from Nsight Compute). Each step has its own time limit; logs go to OUT.
-#   hopper_gemm_device_run.sh BIN OUT [STEPS...]   (steps: sass tests probe torch sanitize lab)
+#   hopper_gemm_device_run.sh BIN OUT [STEPS...]
+#   (steps: sass tests probe dram torch sanitize lab)
 # Environment: DEADLINE (s, default 575), TORCH_PRESETS (presets for the torch step; empty for the
-# sweep alone), SAN_BENCH=0 (sanitizers on the runner's set only), LAB_DIR (lab step).
+# sweep alone), TORCH_ARGS (more arguments for it, e.g. --only 8192x4096x14336), SAN_BENCH=0
+# (sanitizers on the runner's set only), LAB_DIR (lab step), CONFIGS (the probe's and the dram
+# step's configurations, as --config arguments), PROBE_SHAPES / DRAM_SHAPES (their shapes),
+# PROBE_ARGS (the probe's rounds, iterations and warm-up).
+# dram: DRAM bytes per kernel (Nsight Compute) of each configuration and of cuBLASLt's GEMMs on
+# DRAM_SHAPES.
+# The GPU's power draw, SM clock and temperature are sampled every 100 ms into OUT/power.csv.
 # lab: the Lab panel run headless (EGL) on a rows sweep of the Llama-3-8B widths (geglu-large)
 # into OUT/llama_sweep.fsdb; needs LAB_DIR laid out as scripts/lab_gpu_run.sh describes.
 set -u
@@ -15,15 +22,21 @@ shift 2
 STEPS=${*:-sass tests lab probe torch sanitize}
 mkdir -p "$OUT"
 here=$(cd "$(dirname "$0")/../.." && pwd)
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$BIN:${LD_LIBRARY_PATH:-}
 # The tuner's candidates and the default without its L2 hint, timed in 5 interleaved rounds with
 # cuBLASLt (medians of the rounds).
-CONFIGS="--config coop:2:8:ms:ln --config coop:2:16:ms:ln --config coop:1:16:ms:ln --config pp:2:16:ms --config pp:1:16:ms --config coop:2:8:ms"
+CONFIGS=${CONFIGS:-"--config coop:2:8:ms:ln --config coop:2:16:ms:ln --config coop:1:16:ms:ln --config pp:2:16:ms --config pp:1:16:ms --config coop:2:8:ms"}
+PROBE_SHAPES=${PROBE_SHAPES:-"gated:8192:4096:14336:bf16:silu gated:8192:768:3072:bf16:gelu-tanh gated:1024:4096:14336:bf16:silu gated:16384:4096:14336:bf16:gelu-tanh gated:2048:2048:8192:fp16:silu plain:8192:14336:4096:bf16"}
+DRAM_SHAPES=${DRAM_SHAPES:-"gated:8192:4096:14336:bf16:silu gated:16384:4096:14336:bf16:gelu-tanh plain:8192:14336:4096:bf16"}
 DEADLINE=${DEADLINE:-575}  # seconds from the start for everything
 step() { echo; echo "=== $* ($(date +%T), ${SECONDS}s)"; }
 # The smaller of a step's own limit and what is left before the deadline.
 lim() { local left=$((DEADLINE - SECONDS)); [ "$left" -lt "$1" ] && echo $((left > 5 ? left : 5)) || echo "$1"; }
 has() { [[ " $STEPS " == *" $1 "* ]]; }
+nvidia-smi --query-gpu=timestamp,power.draw,clocks.sm,temperature.gpu,clocks_event_reasons.sw_power_cap \
+  --format=csv -lms 100 > "$OUT/power.csv" 2>/dev/null &
+sampler=$!
+trap 'kill $sampler 2>/dev/null' EXIT
 {
   step device
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv
@@ -41,6 +54,9 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
     step "GPU tests"
     timeout $(lim 150) "$BIN/kernels_gpu_test" --gtest_brief=1 > "$OUT/gpu_tests.log" 2>&1
     echo "rc=$?"
+    if [ -x "$BIN/kernels_capi_gpu_test" ]; then
+      FUSIONSCOPE_REQUIRE_GPU=1 timeout $(lim 60) "$BIN/kernels_capi_gpu_test" --gtest_brief=1 2>&1 | tail -4
+    fi
     grep -E "PASSED|FAILED|Failure|rel [0-9.e+-]+ .*(wgmma|Hopper)|fully fused MLP: wgmma|^\[" "$OUT/gpu_tests.log" | grep -v "^\[ *RUN\|^\[ *OK" | tail -25
   fi
   if has lab; then
@@ -65,18 +81,24 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
   fi
   if has probe; then
     step "the GEMM alone in every configuration next to cuBLASLt"
-    timeout $(lim 150) "$BIN/hopper_gemm_bench" $CONFIGS --check-rows 64 --rounds 5 --iters 20 --warmup 3 \
-      --json "$OUT/probe.json" \
-      --shape gated:8192:4096:14336:bf16:silu --shape gated:8192:768:3072:bf16:gelu-tanh \
-      --shape gated:1024:4096:14336:bf16:silu --shape gated:16384:4096:14336:bf16:gelu-tanh \
-      --shape gated:2048:2048:8192:fp16:silu --shape plain:8192:14336:4096:bf16
+    timeout $(lim 150) "$BIN/hopper_gemm_bench" $CONFIGS --check-rows 64 ${PROBE_ARGS:---rounds 5 --iters 20 --warmup 3} \
+      --json "$OUT/probe.json" $(for s in $PROBE_SHAPES; do echo --shape $s; done)
     echo "rc=$?"
+  fi
+  if has dram; then
+    # One launch of each configuration and of cuBLASLt's GEMMs after the checked one (caches
+    # flushed before each kernel by Nsight Compute).
+    for s in $DRAM_SHAPES; do
+      step "DRAM bytes per kernel, $s (Nsight Compute)"
+      timeout $(lim 120) python3 "$here/scripts/ncu_kernels.py" --kernels 'hopper_gemm|nvjet|xmma|gemm_' -- \
+        "$BIN/hopper_gemm_bench" $CONFIGS --shape "$s" --check-rows 64 --rounds 1 --iters 1 --warmup 0 --sets 1
+    done
   fi
   if has torch; then
     step "presets and the gated sweep next to PyTorch (ratio table last)"
     PYTHONUNBUFFERED=1 timeout $(lim 400) python3 "$here/scripts/bench_vs_torch.py" \
       --bench "$BIN/kernels_bench" ${TORCH_PRESETS---preset geglu-post --preset mlp-narrow --preset linear-post} \
-      --sweep --dram --warmup 10 --iters 100 --json "$OUT/torch.json" > "$OUT/torch.log" 2>&1
+      --sweep --dram --warmup 10 --iters 100 ${TORCH_ARGS:-} --json "$OUT/torch.json" > "$OUT/torch.log" 2>&1
     echo "rc=$?"
     grep -v "^config\|^ *$" "$OUT/torch.log" | tail -75
   fi

@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   app.add_option("--gated-path", path_name, "gated GEMM kernel: auto, hopper, ampere");
   app.add_option("--pin-kernels", pin_kernels,
                  "run these kernel choices instead of timing candidates at set-up (a run's "
-                 "kernel_choices, e.g. from --json), so another process runs the same kernels");
+                 "kernel_choices, e.g. from --json), so another process runs the same kernels; "
+                 "they apply to the gated-gemm variant, the others run as they would");
   app.add_flag("--graph", graph, "replay a CUDA graph per iteration");
   app.add_flag("--no-host-time", no_host, "skip the host-time measurement");
   app.add_flag("--no-check", no_check, "skip the check against the fp32 reference");
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
       o.nvtx = false;
       o.check = !no_check;
       o.check_rows = check_rows;
-      o.pin_kernels = pin_kernels;
+      if (v == fk::Variant::kGatedGemm) o.pin_kernels = pin_kernels;
       const fk::RunResult r = fk::run(c, v, o);
       const std::string label = c.name.empty() ? "custom" : c.name;
       if (!r.ok) {

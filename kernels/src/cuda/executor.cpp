@@ -37,6 +37,20 @@ constexpr double kDownMargin = 0.95;
 constexpr uint64_t kTagWeight = 10, kTagBias = 100, kTagInput = 1000;
 }  // namespace
 
+int choose_input_sets(const MlpConfig& c, Variant v, const DeviceInfo& dev, int requested) {
+  if (requested > 0) return requested;
+  const auto layers = layer_shapes(c);
+  const double set_bytes = static_cast<double>(c.rows) *
+                           static_cast<double>(layers.front().in + layers.back().out) *
+                           static_cast<double>(dtype_bytes(c.dtype));
+  const double l2 = static_cast<double>(dev.l2_bytes);
+  if (l2 <= 0 || set_bytes * 2 > l2) return 1;
+  int sets = static_cast<int>(std::min(256.0, std::ceil(3 * l2 / set_bytes)));
+  // Leave most of the free memory alone.
+  while (sets > 1 && device_bytes_needed(c, v, sets) > dev.free_memory_bytes / 2) sets /= 2;
+  return std::max(sets, 1);
+}
+
 Executor::Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath path,
                    const KernelPins& pins, uint64_t seed, int device)
     : config_(c),

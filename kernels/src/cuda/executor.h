@@ -19,6 +19,11 @@
 
 namespace fusionscope::kernels::detail {
 
+// Input/output copies to rotate through: `requested` when > 0; otherwise, when one copy is under
+// half the L2, enough copies for 3x the L2 (at most 256, within half the free memory), so that a
+// pass never finds its input in the L2; else 1.
+int choose_input_sets(const MlpConfig& c, Variant v, const DeviceInfo& dev, int requested);
+
 class Executor {
  public:
   // `pins`: kernels set-up takes as given instead of timing candidates (kernel_pins.h).

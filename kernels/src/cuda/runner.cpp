@@ -30,20 +30,6 @@ struct RunState {
   }
 };
 
-int choose_input_sets(const MlpConfig& c, Variant v, const DeviceInfo& dev, int requested) {
-  if (requested > 0) return requested;
-  const auto layers = detail::layer_shapes(c);
-  const double set_bytes = static_cast<double>(c.rows) *
-                           static_cast<double>(layers.front().in + layers.back().out) *
-                           static_cast<double>(dtype_bytes(c.dtype));
-  const double l2 = static_cast<double>(dev.l2_bytes);
-  if (l2 <= 0 || set_bytes * 2 > l2) return 1;
-  int sets = static_cast<int>(std::min(256.0, std::ceil(3 * l2 / set_bytes)));
-  // Leave most of the free memory alone.
-  while (sets > 1 && device_bytes_needed(c, v, sets) > dev.free_memory_bytes / 2) sets /= 2;
-  return std::max(sets, 1);
-}
-
 bool cancelled(const RunOptions& o) {
   return o.cancel && o.cancel->load();
 }
@@ -72,7 +58,7 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
   report(o, RunProgress::Phase::kSetup, 0, 1);
   FS_CUDA(cudaSetDevice(o.device));
 
-  const int sets = choose_input_sets(config, variant, r.device, o.input_sets);
+  const int sets = detail::choose_input_sets(config, variant, r.device, o.input_sets);
   detail::Executor exec(config, variant, sets, o.gated_path,
                         detail::parse_kernel_pins(o.pin_kernels), o.seed, o.device);
   r.kernel_path = exec.kernel_path();
