@@ -239,9 +239,9 @@ def timed_rounds(contenders, warmup, iters, rounds, min_window_ms=0):
     clock swings with the power draw within a second, and a window of a few milliseconds would
     catch one point of the swing."""
     names = list(contenders)
-    if min_window_ms > 0:
-        slowest = max(time_fn(fn, inputs, warmup, 20) for fn, inputs in contenders.values())
-        iters = max(iters, math.ceil(min_window_ms * 1e3 / slowest))
+    if min_window_ms > 0:  # sized on the fastest, so that no contender's window is shorter
+        fastest = min(time_fn(fn, inputs, warmup, 20) for fn, inputs in contenders.values())
+        iters = max(iters, math.ceil(min_window_ms * 1e3 / fastest))
     out = {n: [] for n in names}
     for r in range(rounds):
         for n in names[r % len(names):] + names[:r % len(names)]:

@@ -39,7 +39,7 @@ double relative_error(const Shape& s, const fd::HopperGemmConfig& cfg, uint64_t 
   if (s.gated) {
     fd::launch_fill_uniform(wg.get(), s.n * s.k, s.dtype, -wb, wb, seed, 2, nullptr);
     fd::launch_fill_uniform(wu.get(), s.n * s.k, s.dtype, -wb, wb, seed, 3, nullptr);
-    fd::launch_interleave_gate_up(wg.get(), wu.get(), w.get(), s.n, s.k, s.dtype, nullptr);
+    fd::launch_interleave_gate_up(wg.get(), wu.get(), w.get(), s.n, s.k, s.act, s.dtype, nullptr);
     fd::launch_reference_linear(x.get(), s.dtype, wg.get(), nullptr, s.dtype, ref.as<float>(),
                                 s.rows, s.n, s.k, fk::Activation::kNone, nullptr);
     fd::launch_reference_linear(x.get(), s.dtype, wu.get(), nullptr, s.dtype, ref2.as<float>(),

@@ -87,7 +87,7 @@ Executor::Executor(const MlpConfig& c, Variant v, int input_sets, GatedGemmPath 
   if (v == Variant::kGatedGemm)
     launch_interleave_gate_up(buf("weight0"), buf("weight1"), buf("weight_gate_up"),
                               static_cast<uint64_t>(c.widths[1]),
-                              static_cast<uint64_t>(c.widths[0]), c.dtype, nullptr);
+                              static_cast<uint64_t>(c.widths[0]), c.activation, c.dtype, nullptr);
   FS_CUDA(cudaDeviceSynchronize());
   build_steps(path, pins, device);
   if (steps_.size() != plan_.launches.size())

@@ -88,7 +88,8 @@ __global__ void __launch_bounds__(kThreads)
   }
   cp_async_wait<0>();
 
-  // n8 tiles 0 and 2 are gate columns, 1 and 3 the matching up columns (interleave by 8).
+  // n8 tiles 0 and 2 are gate columns, 1 and 3 the matching up columns (interleave by 8), of
+  // the weight scaled for gated_product().
 #pragma unroll
   for (int mt = 0; mt < 4; ++mt) {
     const uint64_t r = m0 + wm * 64 + mt * 16 + lane / 4;
@@ -100,10 +101,10 @@ __global__ void __launch_bounds__(kThreads)
       const float* u = acc[mt][2 * pair + 1];
       if (r < rows)
         *reinterpret_cast<uint32_t*>(product + r * hidden + h) =
-            pack2<T>(act_fast<A>(g[0]) * u[0], act_fast<A>(g[1]) * u[1]);
+            pack2<T>(gated_product<A>(g[0], u[0]), gated_product<A>(g[1], u[1]));
       if (r + 8 < rows)
         *reinterpret_cast<uint32_t*>(product + (r + 8) * hidden + h) =
-            pack2<T>(act_fast<A>(g[2]) * u[2], act_fast<A>(g[3]) * u[3]);
+            pack2<T>(gated_product<A>(g[2], u[2]), gated_product<A>(g[3], u[3]));
     }
   }
 }

@@ -255,29 +255,33 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Epilogue. The previous tile's TMA stores must have read the staging buffer.
       if (tid == 0) bulk_wait_read_all();
       named_sync(1 + c);
-      // Accumulator n8 chunk j: columns 8j + 2 (lane % 4) + {0, 1} of rows r and r + 8.
-      const uint32_t r = warp * 16 + lane / 4;
-      const uint32_t word = 4 * (lane % 4);
+      // Accumulator n8 chunk j: columns 8j + 2 (lane % 4) + {0, 1} of rows r and r + 8 (r = warp *
+      // 16 + lane / 4), once packed exactly a stmatrix fragment: each stmatrix.x4 stores output
+      // chunks c and c + 1 of this warp's 16 rows as four 8 x 8 matrices, lanes 8i..8i+7 giving
+      // the rows of matrix i (rows + 8 for odd i, chunk c + 1 for i >= 2), at the TMA box's
+      // 128-byte-swizzled positions (conflict-free: the 8 rows of a matrix differ in row % 8).
+      const uint32_t row = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+      const uint32_t row_at = staging_u32 + row * 128, cb = lane >> 4, x = lane & 7;
+      auto chunk_pair_at = [&](int c) {  // c even: chunks c, c + 1, in box c / 8
+        return row_at + (c / 8) * kBoxBytes + ((((c % 8) | cb) ^ x) << 4);
+      };
       if constexpr (kPlain) {
 #pragma unroll
-        for (int j = 0; j < 32; ++j) {
-          const uint32_t box = staging_u32 + (j / 8) * kBoxBytes + word;
-          st_shared_u32(box + swizzled(r, j % 8), pack2<T>(d[4 * j], d[4 * j + 1]));
-          st_shared_u32(box + swizzled(r + 8, j % 8), pack2<T>(d[4 * j + 2], d[4 * j + 3]));
-        }
+        for (int j = 0; j < 32; j += 2)
+          stmatrix_x4(chunk_pair_at(j), pack2<T>(d[4 * j], d[4 * j + 1]),
+                      pack2<T>(d[4 * j + 2], d[4 * j + 3]), pack2<T>(d[4 * j + 4], d[4 * j + 5]),
+                      pack2<T>(d[4 * j + 6], d[4 * j + 7]));
       } else {
-        // Even chunks are gate columns, odd chunks the matching up columns: product chunk j/2.
+        // Even accumulator chunks are gate columns, odd ones the matching up columns: output
+        // chunk q from accumulator chunks 2q and 2q + 1.
+        auto out = [&](int q, int i) {  // row r (i = 0) or r + 8 (i = 2) of output chunk q
+          const float* g = &d[8 * q + i];
+          const float* u = &d[8 * q + 4 + i];
+          return pack2<T>(gated_product<A>(g[0], u[0]), gated_product<A>(g[1], u[1]));
+        };
 #pragma unroll
-        for (int j = 0; j < 32; j += 2) {
-          const float* g = &d[4 * j];
-          const float* u = &d[4 * (j + 1)];
-          const int q = j / 2;  // product chunk 0..15
-          const uint32_t box = staging_u32 + (q / 8) * kBoxBytes + word;
-          st_shared_u32(box + swizzled(r, q % 8),
-                        pack2<T>(epilogue_act<A>(g[0]) * u[0], epilogue_act<A>(g[1]) * u[1]));
-          st_shared_u32(box + swizzled(r + 8, q % 8),
-                        pack2<T>(epilogue_act<A>(g[2]) * u[2], epilogue_act<A>(g[3]) * u[3]));
-        }
+        for (int q = 0; q < 16; q += 2)
+          stmatrix_x4(chunk_pair_at(q), out(q, 0), out(q, 2), out(q + 1, 0), out(q + 1, 2));
       }
       fence_proxy_async();  // the TMA engine reads what these threads wrote
       named_sync(1 + c);

@@ -74,14 +74,18 @@ __global__ void activation_multiply_kernel(const Vec<T>* g, const Vec<T>* u, Vec
 
 template <typename T>
 __global__ void interleave_kernel(const Vec<T>* gate, const Vec<T>* up, Vec<T>* out, uint64_t h,
-                                  uint64_t dvec) {
+                                  uint64_t dvec, GateUpScales scales) {
   const uint64_t total = 2 * h * dvec;
   for (uint64_t i = blockIdx.x * uint64_t{kThreads} + threadIdx.x; i < total;
        i += uint64_t{gridDim.x} * kThreads) {
     const uint64_t row = i / dvec, col = i % dvec;
     const uint64_t block = row / 16, within = row % 16;
     const uint64_t src_row = 8 * block + (within % 8);
-    out[i] = (within < 8 ? gate : up)[src_row * dvec + col];
+    Vec<T> v = (within < 8 ? gate : up)[src_row * dvec + col];
+    const float scale = within < 8 ? scales.gate : scales.up;
+#pragma unroll
+    for (int j = 0; j < Vec<T>::kN; ++j) v.v[j] = from_float<T>(to_float(v.v[j]) * scale);
+    out[i] = v;
   }
 }
 
@@ -154,12 +158,12 @@ void launch_activation_multiply(const void* g, const void* u, void* out, uint64_
 }
 
 void launch_interleave_gate_up(const void* gate, const void* up, void* out, uint64_t h, uint64_t d,
-                               DType dtype, cudaStream_t stream) {
+                               Activation act, DType dtype, cudaStream_t stream) {
   dispatch_dtype(dtype, [&]<typename T>() {
     const uint64_t dvec = d / Vec<T>::kN;
     interleave_kernel<T><<<grid_for(2 * h * dvec), kThreads, 0, stream>>>(
         static_cast<const Vec<T>*>(gate), static_cast<const Vec<T>*>(up), static_cast<Vec<T>*>(out),
-        h, dvec);
+        h, dvec, gate_up_scales(act));
   });
   FS_CUDA_LAUNCHED("interleave_gate_up");
 }

@@ -23,9 +23,11 @@ void launch_multiply(const void* a, const void* b, void* out, uint64_t n, DType 
 void launch_activation_multiply(const void* g, const void* u, void* out, uint64_t n, Activation act,
                                 DType dtype, cudaStream_t stream);
 // Rows of gate [h, d] and up [h, d] interleaved in groups of 8: output row 16*b + i is gate row
-// 8*b + i for i < 8 and up row 8*b + i - 8 otherwise, so one GEMM tile holds matching columns.
+// 8*b + i for i < 8 and up row 8*b + i - 8 otherwise, so one GEMM tile holds matching columns;
+// each part scaled (exactly, by a power of two) as the gated GEMMs' epilogue for `act` expects
+// (gate_up_scales in element.cuh).
 void launch_interleave_gate_up(const void* gate, const void* up, void* out, uint64_t h, uint64_t d,
-                               DType dtype, cudaStream_t stream);
+                               Activation act, DType dtype, cudaStream_t stream);
 // Uniform values in [lo, hi) from (seed, tag, index): reproducible, never all zeros.
 void launch_fill_uniform(void* dst, uint64_t n, DType dtype, float lo, float hi, uint64_t seed,
                          uint64_t tag, cudaStream_t stream);
