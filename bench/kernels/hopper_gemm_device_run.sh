@@ -45,9 +45,10 @@ trap 'kill $sampler 2>/dev/null' EXIT
     cuobjdump -sass "$BIN/kernels_bench" > /tmp/sass.txt 2>&1
     awk '/Function :/{f=$3} f ~ /hopper_gemm_kernel|fused_mlp_sm90/ {
            if ($0 ~ /HGMMA/) h[f]++; if ($0 ~ /UTMALDG/) l[f]++; if ($0 ~ /UTMASTG/) s[f]++;
-           if ($0 ~ /UCGABAR/) c[f]++; if ($0 ~ /SYNCS/) m[f]++; if ($0 ~ /LDL|STL/) x[f]++; }
-         END { for (k in h) printf "HGMMA %d UTMALDG %d UTMASTG %d UCGABAR %d SYNCS %d LDL/STL %d %s\n",
-               h[k], l[k], s[k], c[k], m[k], x[k], substr(k, 1, 150) }' /tmp/sass.txt | sort -k13
+           if ($0 ~ /UCGABAR/) c[f]++; if ($0 ~ /SYNCS/) m[f]++; if ($0 ~ /LDL|STL/) x[f]++;
+           if ($0 ~ /STSM/) t[f]++; }
+         END { for (k in h) printf "HGMMA %d UTMALDG %d UTMASTG %d STSM %d UCGABAR %d SYNCS %d LDL/STL %d %s\n",
+               h[k], l[k], s[k], t[k], c[k], m[k], x[k], substr(k, 1, 150) }' /tmp/sass.txt | sort -k15
     grep -o "UTMALDG[^;]*\|UTMASTG[^;]*\|HGMMA[^;]*\|UCGABAR[^;]*" /tmp/sass.txt | sed 's/R[0-9]*/R/g; s/UR[0-9]*/UR/g' | sort | uniq -c
   fi
   if has tests; then
