@@ -6,7 +6,8 @@
 #   hopper_gemm_device_run.sh BIN OUT [STEPS...]
 #   (steps: sass tests probe dram torch sanitize lab)
 # Environment: DEADLINE (s, default 575), TORCH_PRESETS (presets for the torch step; empty for the
-# sweep alone), TORCH_ARGS (more arguments for it, e.g. --only 8192x4096x14336), SAN_BENCH=0
+# sweep alone), TORCH_ARGS (more arguments for it, e.g. --only 8192x4096x14336), TORCH_LIMIT (its
+# time limit in seconds, default 400), SAN_BENCH=0
 # (sanitizers on the runner's set only), LAB_DIR (lab step), CONFIGS (the probe's and the dram
 # step's configurations, as --config arguments), PROBE_SHAPES / DRAM_SHAPES (their shapes),
 # PROBE_ARGS (the probe's rounds, iterations and warm-up).
@@ -97,7 +98,7 @@ trap 'kill $sampler 2>/dev/null' EXIT
   fi
   if has torch; then
     step "presets and the gated sweep next to PyTorch (ratio table last)"
-    PYTHONUNBUFFERED=1 timeout $(lim 400) python3 "$here/scripts/bench_vs_torch.py" \
+    PYTHONUNBUFFERED=1 timeout $(lim ${TORCH_LIMIT:-400}) python3 "$here/scripts/bench_vs_torch.py" \
       --bench "$BIN/kernels_bench" ${TORCH_PRESETS---preset geglu-post --preset mlp-narrow --preset linear-post} \
       --sweep --dram --warmup 10 --iters 100 ${TORCH_ARGS:-} --json "$OUT/torch.json" > "$OUT/torch.log" 2>&1
     echo "rc=$?"
