@@ -123,7 +123,8 @@ class Case {
       w_ = fd::DeviceBuffer(wide_ * sh.k * elem_);
       fd::launch_fill_uniform(wg_.get(), sh.n * sh.k, sh.dtype, -wb, wb, seed, 10, s);
       fd::launch_fill_uniform(wu_.get(), sh.n * sh.k, sh.dtype, -wb, wb, seed, 11, s);
-      fd::launch_interleave_gate_up(wg_.get(), wu_.get(), w_.get(), sh.n, sh.k, sh.act, sh.dtype, s);
+      fd::launch_interleave_gate_up(wg_.get(), wu_.get(), w_.get(), sh.n, sh.k, sh.act, sh.dtype,
+                                    s);
     } else {
       w_ = fd::DeviceBuffer(sh.n * sh.k * elem_);
       fd::launch_fill_uniform(w_.get(), sh.n * sh.k, sh.dtype, -wb, wb, seed, 12, s);
