@@ -262,8 +262,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       // 128-byte-swizzled positions (conflict-free: the 8 rows of a matrix differ in row % 8).
       const uint32_t row = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
       const uint32_t row_at = staging_u32 + row * 128, cb = lane >> 4, x = lane & 7;
-      auto chunk_pair_at = [&](int c) {  // c even: chunks c, c + 1, in box c / 8
-        return row_at + (c / 8) * kBoxBytes + ((((c % 8) | cb) ^ x) << 4);
+      auto chunk_pair_at = [&](int chunk) {  // even: chunks chunk and chunk + 1, in box chunk / 8
+        return row_at + (chunk / 8) * kBoxBytes + ((((chunk % 8) | cb) ^ x) << 4);
       };
       if constexpr (kPlain) {
 #pragma unroll
