@@ -1,4 +1,4 @@
-// fusionscope_mlp.h over the executor: a handle owns one Executor and a stream for its checks.
+// fusionscope_mlp.h over the executor: a handle owns one Executor and the texts it hands out.
 #include "fusionscope_mlp.h"
 
 #include <cuda_runtime_api.h>
