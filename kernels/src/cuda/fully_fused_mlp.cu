@@ -147,8 +147,8 @@ __global__ void __launch_bounds__(kFusedMaxWarps * 32)
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt) {
               const float* c = acc[mt][nt];
-              a[mt][kt][2 * half] = pack2<T>(act_fast<A>(c[0] + b0), act_fast<A>(c[1] + b1));
-              a[mt][kt][2 * half + 1] = pack2<T>(act_fast<A>(c[2] + b0), act_fast<A>(c[3] + b1));
+              a[mt][kt][2 * half] = pack2_act<T, A>(c[0] + b0, c[1] + b1);
+              a[mt][kt][2 * half + 1] = pack2_act<T, A>(c[2] + b0, c[3] + b1);
             }
           }
         }
