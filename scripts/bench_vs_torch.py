@@ -9,7 +9,8 @@ runner uses). Every contender is timed once per round, --rounds rounds (default 
 place further along each round: the H100's clock follows its power draw (under the 700 W cap it
 swings by 10-20% within a second) and its temperature, so each side is timed in turn under the
 same recent load, and the figure is the median of the rounds. Prints one table per
-configuration with the ratios.
+configuration with the ratios, and checks the presets' targets (PRESET_TARGETS: gated-gemm at
+least TARGET_POST x torch.compile on geglu-post, fully-fused at least 7x eager on mlp-narrow).
 
   python3 scripts/bench_vs_torch.py --bench build/bench/kernels/kernels_bench \
       --preset geglu-post --preset mlp-narrow --preset linear-post
@@ -55,6 +56,11 @@ SWEEP = [
 POST = (8192, 768, 3072, "bf16", "gelu-tanh")
 TARGET_POST = 1.35
 TARGET_SWEEP = 1.05
+# Preset targets: (our variant, the PyTorch contender, the speed-up it must reach over it).
+PRESET_TARGETS = {
+    "geglu-post": ("gated-gemm", "torch.compile", TARGET_POST),
+    "mlp-narrow": ("fully-fused", "torch eager", 7.0),
+}
 
 
 def sweep_config(shape):
@@ -311,6 +317,17 @@ def presets_mode(args, l2, ours):
             check = "" if m is None else f"  rel {m.rel_error:.2e} {'ok' if m.passed else 'FAILED'}"
             failed |= m is not None and not m.passed
             print(f"  {n:<26} {us:>10.1f} {eager / us:>8.2f}x {comp / us:>10.2f}x{check}")
+        target = PRESET_TARGETS.get(cfg["name"])
+        if target and "ours " + target[0] in t:
+            mine_v, theirs, need = target
+            ratio = t[theirs] / t["ours " + mine_v]
+            met = ratio >= need
+            failed |= not met
+            print(f"  target: {mine_v} at least {need:.2f}x {theirs}: {ratio:.2f}x, "
+                  f"{'met' if met else 'MISSED'}")
+        elif target:
+            failed = True
+            print(f"  target: {target[0]} did not run", file=sys.stderr)
         report.append({"config": cfg, "us": t, "rounds_us": rounds,
                        "ours": {v: {"kernel_path": m.kernel_path, "rel_error": m.rel_error,
                                     "passed": m.passed} for v, m in mine.items()}})

@@ -159,6 +159,10 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
   expect_correct(
       make(fk::MlpKind::kMlp, 300, {64, 64, 64, 64}, true, fk::DType::kFp16, fk::Activation::kRelu),
       fk::Variant::kFullyFused, o);
+  // 16 wide on Hopper: one packed row of 4 and a tail of 3.
+  expect_correct(make(fk::MlpKind::kMlp, 7, std::vector<int64_t>(4, 16), true, fk::DType::kBf16,
+                      fk::Activation::kGeluTanh),
+                 fk::Variant::kFullyFused, o);
   expect_correct(
       make(fk::MlpKind::kLinear, 24, {16, 8}, true, fk::DType::kFp32, fk::Activation::kNone),
       fk::Variant::kEager, o);
@@ -193,6 +197,27 @@ TEST(RunnerGpuPresets, FullyFusedWidthBuckets) {
   expect_correct(make(fk::MlpKind::kMlp, 50000, std::vector<int64_t>(6, 128), true,
                       fk::DType::kFp16, fk::Activation::kRelu),
                  fk::Variant::kFullyFused);
+}
+
+// All 16 or all 32 wide: on Hopper, 4 or 2 rows packed into each 64-wide row of the wgmma
+// kernel. Rows that leave a partial packed row (the tail tile), rows that are only a tail, 2 to 8
+// layers, both dtypes; an unwritten row would show as non-finite.
+TEST(RunnerGpuPresets, FullyFusedPackedNarrowWidths) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  for (auto dt : {fk::DType::kFp16, fk::DType::kBf16}) {
+    expect_correct(make(fk::MlpKind::kMlp, 100003, std::vector<int64_t>(6, 16), true, dt,
+                        fk::Activation::kRelu),
+                   fk::Variant::kFullyFused);
+    expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(3, 32), false, dt,
+                        fk::Activation::kGeluTanh),
+                   fk::Variant::kFullyFused);
+    expect_correct(
+        make(fk::MlpKind::kMlp, 3, std::vector<int64_t>(9, 16), true, dt, fk::Activation::kSilu),
+        fk::Variant::kFullyFused);
+    expect_correct(
+        make(fk::MlpKind::kMlp, 4097, std::vector<int64_t>(9, 32), true, dt, fk::Activation::kRelu),
+        fk::Variant::kFullyFused);
+  }
 }
 
 TEST(RunnerGpuPresets, GegluHopperAndAmperePathsAgree) {

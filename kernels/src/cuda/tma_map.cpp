@@ -44,4 +44,19 @@ CUtensorMap encode_tma_map_128b(const void* base, uint64_t rows, uint64_t cols, 
     throw CudaError("cuTensorMapEncodeTiled failed with error " + std::to_string(r));
   return m;
 }
+
+CUtensorMap encode_tma_map_rows(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows) {
+  CUtensorMap m{};
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {cols * 2};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(cols), box_rows};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r =
+      encode_fn()(&m, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(base), dims, strides,
+                  box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                  CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw CudaError("cuTensorMapEncodeTiled failed with error " + std::to_string(r));
+  return m;
+}
 }  // namespace fusionscope::kernels::detail
