@@ -159,6 +159,10 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
   expect_correct(
       make(fk::MlpKind::kMlp, 300, {64, 64, 64, 64}, true, fk::DType::kFp16, fk::Activation::kRelu),
       fk::Variant::kFullyFused, o);
+  // 128 wide on Hopper: 2 warpgroups, the output staged in the input's stage.
+  expect_correct(make(fk::MlpKind::kMlp, 300, std::vector<int64_t>(4, 128), true, fk::DType::kFp16,
+                      fk::Activation::kSilu),
+                 fk::Variant::kFullyFused, o);
   // 16 wide on Hopper: one packed row of 4 and a tail of 3.
   expect_correct(make(fk::MlpKind::kMlp, 7, std::vector<int64_t>(4, 16), true, fk::DType::kBf16,
                       fk::Activation::kGeluTanh),
@@ -200,9 +204,9 @@ TEST(RunnerGpuPresets, FullyFusedWidthBuckets) {
 }
 
 // All 16 or all 32 wide: on Hopper, 4 or 2 rows packed into each 64-wide row of the wgmma
-// kernel. Rows that leave a partial packed row (the tail tile), rows that are only a tail, 2 to 8
-// layers, both dtypes; an unwritten row would show as non-finite.
-TEST(RunnerGpuPresets, FullyFusedPackedNarrowWidths) {
+// kernel; all 128 wide: its 2-warpgroup form. Rows that leave a partial packed row (the tail tile),
+// rows that are only a tail, 2 to 8 layers, both dtypes; an unwritten row would show as non-finite.
+TEST(RunnerGpuPresets, FullyFusedHopperWidths) {
   FUSIONSCOPE_REQUIRE_GPU();
   for (auto dt : {fk::DType::kFp16, fk::DType::kBf16}) {
     expect_correct(make(fk::MlpKind::kMlp, 100003, std::vector<int64_t>(6, 16), true, dt,
@@ -217,6 +221,13 @@ TEST(RunnerGpuPresets, FullyFusedPackedNarrowWidths) {
     expect_correct(
         make(fk::MlpKind::kMlp, 4097, std::vector<int64_t>(9, 32), true, dt, fk::Activation::kRelu),
         fk::Variant::kFullyFused);
+    // 128 wide: 1 and 5 layers (the most whose weights fit in shared memory).
+    expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(6, 128), false, dt,
+                        fk::Activation::kGeluTanh),
+                   fk::Variant::kFullyFused);
+    expect_correct(make(fk::MlpKind::kMlp, 1000, std::vector<int64_t>(2, 128), true, dt,
+                        fk::Activation::kRelu),
+                   fk::Variant::kFullyFused);
   }
 }
 

@@ -1,19 +1,21 @@
-// Fully fused MLP, Hopper (sm_90a), every layer 64 wide, or every layer 32 or 16 wide with 2 or 4
-// rows packed into each 64-wide row (a row-major [rows, 32] tensor is a [rows / 2, 64] one) and
-// each layer's weight repeated along the diagonal of a 64 x 64 block-diagonal one, built in
+// Fully fused MLP, Hopper (sm_90a), every layer the same width W: 64 or 128, or 32 or 16 with 2
+// or 4 rows packed into each 64-wide row (a row-major [rows, 32] tensor is a [rows / 2, 64] one)
+// and each layer's weight repeated along the diagonal of a 64 x 64 block-diagonal one, built in
 // shared memory: each packed row's 2 or 4 rows are computed independently, by wgmma n32 or n16
 // on the diagonal blocks alone (no work on the zeros). The rows left over (rows % 2 or 4) form a
 // last tile of their own, loaded and stored row by row.
 //
-// One CTA per SM, 4 warpgroups, each an independent worker over 64-row tiles (tiles strided over
-// all warpgroups of the grid). Every layer's weights sit in shared memory for the whole kernel in
-// the 128-byte-swizzled layout wgmma reads. Per tile a warpgroup:
-// - has the tile's input [64 x 64] brought by TMA into one of its 3 stages, two tiles ahead;
-// - runs layer 0 as 4 wgmma m64n64k16 with A and B from shared memory, and every further layer
+// One CTA per SM, 4 warpgroups (2 at W = 128), each an independent worker over 64-row tiles
+// (tiles strided over all warpgroups of the grid). Every layer's weights sit in shared memory for
+// the whole kernel in the 128-byte-swizzled layout wgmma reads (64-column atoms). Per tile a
+// warpgroup:
+// - has the tile's input [64 x W] brought by TMA into one of its stages, ahead of use;
+// - runs layer 0 as wgmma m64nWk16 with A and B from shared memory, and every further layer
 //   with A from registers: the fp32 accumulators, after bias and activation and packing to 16
 //   bits, are exactly the A fragments of the next layer, so activations never leave registers;
-// - writes the last layer (plus bias) to a swizzled staging buffer and stores it with TMA.
-// The 4 warpgroups interleave, so one's bias/activation arithmetic overlaps another's wgmma and
+// - writes the last layer (plus bias) to a swizzled staging buffer (at W = 128 the tile's own
+//   input stage, for room) and stores it with TMA.
+// The warpgroups interleave, so one's bias/activation arithmetic overlaps another's wgmma and
 // the loads and stores of the others.
 #include <algorithm>
 
@@ -25,50 +27,80 @@
 #include "tma_map.h"
 
 namespace fusionscope::kernels::detail {
+
+// The kernel's geometry for layers W wide (outside the anonymous namespace: members a width does
+// not use are no warning).
+template <int W>
+struct FusedMlpSm90Geometry {
+  static constexpr int kCols = W < 64 ? 64 : W;  // columns of a tile row (packed below 64)
+  static constexpr int kAtoms = kCols / 64;      // 128-byte-swizzled column atoms of a tile
+  static constexpr int kSlices = kCols / 16;     // k16 slices of a layer
+  static constexpr int kAcc = kCols / 2;         // fp32 accumulators a thread
+  static constexpr uint32_t kTileBytes = 64 * kCols * 2;
+  static constexpr uint32_t kLayerBytes = kCols * kCols * 2;
+  static constexpr int kWarpgroups = W == 128 ? 2 : 4;
+  static constexpr int kThreads = 128 * kWarpgroups;
+  static constexpr int kStages = W == 128 ? 2 : 3;
+  static constexpr bool kStageInSlot = W == 128;  // the output staged in its input's stage
+  static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
+  static constexpr int kBiasBytes = W == 128 ? 2 : 4;  // biases as 16 bits at 128 wide (room)
+};
+
 namespace {
 
-constexpr int kWidth = 64;
-constexpr int kWarpgroups = 4;
-constexpr int kThreads = 128 * kWarpgroups;
-constexpr int kStages = 3;
-constexpr uint32_t kTileBytes = 64 * kWidth * 2;  // 8 KiB: a 64 x 64 tile of 16-bit values
-constexpr uint32_t kLayerBytes = kWidth * kWidth * 2;
-constexpr uint32_t kPerWarpgroup = (kStages + 1) * kTileBytes;  // input stages + output staging
+template <int W>
+using Geometry = FusedMlpSm90Geometry<W>;
 
 struct Params {
   const void* weights[FusedMlpSm90::kMaxLayers];
   const void* biases[FusedMlpSm90::kMaxLayers];
   int layers;
-  uint32_t tiles;      // 64-row tiles of the packed [rows * width / 64, 64] view, + the tail
+  uint32_t tiles;      // 64-row tiles of the (packed) [rows * W / kCols, kCols] view, + the tail
   uint32_t tail_tile;  // the tile of the rows left over, or kNoTail
   int tail_row;        // its first row (of the unpacked tensor)
 };
 constexpr uint32_t kNoTail = ~0u;
 
+template <int W>
 size_t smem_bytes(int layers) {
-  return size_t{1024} + size_t(layers) * kLayerBytes + size_t{kWarpgroups} * kPerWarpgroup +
-         size_t(layers) * kWidth * 4 + size_t{kWarpgroups} * kStages * 8;
+  using G = Geometry<W>;
+  return size_t{1024} + size_t(layers) * G::kLayerBytes +
+         size_t{G::kWarpgroups} * G::kPerWarpgroup + size_t(layers) * G::kCols * G::kBiasBytes +
+         size_t{G::kWarpgroups} * G::kStages * 8;
+}
+size_t smem_bytes(int width, int layers) {
+  return width == 128 ? smem_bytes<128>(layers) : smem_bytes<64>(layers);
 }
 
 #ifdef FS_SM90A
+#include "wgmma_m64n128k16.inc"
 #include "wgmma_m64n64k16.inc"
 #include "wgmma_narrow.inc"
 using namespace sm90;
 
-// One layer's product into the 64-wide accumulator d, A from shared memory at x (layer 0) or
-// from registers a (later layers), B the layer's weight w: 4 k16 slices on 64 columns, or per
+// Byte offset of k16 slice kk in a K-major operand of 128-byte rows grouped in 64-column atoms
+// of `atom_bytes` each.
+__device__ __forceinline__ uint32_t slice_at(int kk, uint32_t atom_bytes) {
+  return (kk / 4) * atom_bytes + (kk % 4) * 32;
+}
+
+// One layer's product into the accumulator d, A from shared memory at x (layer 0) or from
+// registers a (later layers), B the layer's weight w: every k16 slice on all columns, or per
 // diagonal block of a packed width W, its W / 16 slices on its W columns.
 template <typename T, int W>
-__device__ __forceinline__ void layer_mma_ss(float (&d)[32], const uint8_t* x, const uint8_t* w) {
-  if constexpr (W == 64) {
+__device__ __forceinline__ void layer_mma_ss(float (&d)[Geometry<W>::kAcc], const uint8_t* x,
+                                             const uint8_t* w) {
+  using G = Geometry<W>;
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-      wgmma_m64n64k16_ss<T>(d, smem_desc(x + kk * 32), smem_desc(w + kk * 32), kk > 0);
-  } else {
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
+  for (int kk = 0; kk < G::kSlices; ++kk) {
+    const uint64_t da = smem_desc(x + slice_at(kk, 64 * 128));
+    if constexpr (W == 128) {
+      wgmma_m64n128k16_ss<T>(d, da, smem_desc(w + slice_at(kk, 128 * 128)), kk > 0);
+    } else if constexpr (W == 64) {
+      wgmma_m64n64k16_ss<T>(d, da, smem_desc(w + kk * 32), kk > 0);
+    } else {
       const int b = kk * 16 / W;  // the block: output rows (of w) and accumulator columns b W..
-      const uint64_t da = smem_desc(x + kk * 32), db = smem_desc(w + b * W * 128 + kk * 32);
+      const uint64_t db = smem_desc(w + b * W * 128 + kk * 32);
       if constexpr (W == 32)
         wgmma_m64n32k16_ss<T>(d + 16 * b, da, db, kk % 2);
       else
@@ -77,21 +109,26 @@ __device__ __forceinline__ void layer_mma_ss(float (&d)[32], const uint8_t* x, c
   }
 }
 template <typename T, int W>
-__device__ __forceinline__ void layer_mma_rs(float (&d)[32], const uint32_t (&a)[4][4],
+__device__ __forceinline__ void layer_mma_rs(float (&d)[Geometry<W>::kAcc],
+                                             const uint32_t (&a)[Geometry<W>::kSlices][4],
                                              const uint8_t* w) {
+  using G = Geometry<W>;
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    const int b = kk * 16 / W;
-    const uint64_t db = smem_desc(w + b * W * 128 + kk * 32);
-    if constexpr (W == 64)
-      wgmma_m64n64k16_rs<T>(d, a[kk], db, kk > 0);
-    else if constexpr (W == 32)
-      wgmma_m64n32k16_rs<T>(d + 16 * b, a[kk], db, kk % 2);
-    else
-      wgmma_m64n16k16_rs<T>(d + 8 * b, a[kk], db, 0);
+  for (int kk = 0; kk < G::kSlices; ++kk) {
+    if constexpr (W == 128) {
+      wgmma_m64n128k16_rs<T>(d, a[kk], smem_desc(w + slice_at(kk, 128 * 128)), kk > 0);
+    } else {
+      const int b = kk * 16 / W;
+      const uint64_t db = smem_desc(w + b * W * 128 + kk * 32);
+      if constexpr (W == 64)
+        wgmma_m64n64k16_rs<T>(d, a[kk], db, kk > 0);
+      else if constexpr (W == 32)
+        wgmma_m64n32k16_rs<T>(d + 16 * b, a[kk], db, kk % 2);
+      else
+        wgmma_m64n16k16_rs<T>(d + 8 * b, a[kk], db, 0);
+    }
   }
 }
-#endif
 
 // The epilogue's instructions compete with wgmma for issue slots (the kernel is issue-bound once
 // the loads are hidden): ReLU goes into the conversion, the others use one hardware tanh.
@@ -103,40 +140,57 @@ __device__ __forceinline__ uint32_t pack_activated(float a, float b) {
     return pack2<T>(epilogue_act<A>(a), epilogue_act<A>(b));
 }
 
+// Biases for columns c and c + 1, kept as fp32 or (at 128 wide) as 16-bit values.
+template <typename T, int W>
+__device__ __forceinline__ float2 bias_pair(const uint8_t* biases, int c) {
+  if constexpr (Geometry<W>::kBiasBytes == 4) {
+    return *reinterpret_cast<const float2*>(biases + 4 * c);
+  } else {
+    const T* b = reinterpret_cast<const T*>(biases + 2 * c);
+    return make_float2(to_float(b[0]), to_float(b[1]));
+  }
+}
+
+#endif  // FS_SM90A
+
 template <typename T, Activation A, int W>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     fused_mlp_sm90_kernel(const __grid_constant__ CUtensorMap tmap_in,
                           const __grid_constant__ CUtensorMap tmap_out,
                           const __grid_constant__ CUtensorMap tmap_tail_in,
                           const __grid_constant__ CUtensorMap tmap_tail_out, const Params p) {
 #ifdef FS_SM90A
+  using G = Geometry<W>;
+  constexpr int kCols = G::kCols, kStages = G::kStages;
+  constexpr uint32_t kTileBytes = G::kTileBytes;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   uint8_t* base =
       reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   uint8_t* weights = base;
-  uint8_t* tiles = weights + p.layers * kLayerBytes;
-  float* biases = reinterpret_cast<float*>(tiles + kWarpgroups * kPerWarpgroup);
-  uint64_t* full = reinterpret_cast<uint64_t*>(biases + p.layers * kWidth);
+  uint8_t* tiles = weights + p.layers * G::kLayerBytes;
+  uint8_t* biases = tiles + G::kWarpgroups * G::kPerWarpgroup;
+  uint64_t* full = reinterpret_cast<uint64_t*>(biases + p.layers * kCols * G::kBiasBytes);
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int warp = tid / 32, lane = tid % 32;
-  uint8_t* stages = tiles + wg * kPerWarpgroup;
-  uint8_t* staging = stages + kStages * kTileBytes;
-  const uint32_t staging_u32 = smem_u32(staging);
+  uint8_t* stages = tiles + wg * G::kPerWarpgroup;
   uint64_t* my_full = full + wg * kStages;
-  const uint32_t first = blockIdx.x * kWarpgroups + wg;
-  const uint32_t step = gridDim.x * kWarpgroups;
+  const uint32_t first = blockIdx.x * G::kWarpgroups + wg;
+  const uint32_t step = gridDim.x * G::kWarpgroups;
 
   // The tail tile brings its rows (one packed row, zeros past the end) into the tile's row 0,
   // where the swizzle moves nothing; the tile's other rows are computed and never stored.
   auto load = [&](uint32_t tile, uint32_t slot) {
+    uint8_t* dst = stages + slot * kTileBytes;
     if (tile == p.tail_tile) {
-      mbar_expect_tx(&my_full[slot], kWidth * 2);
-      tma_load(stages + slot * kTileBytes, &tmap_tail_in, &my_full[slot], 0, p.tail_row);
+      mbar_expect_tx(&my_full[slot], kCols * 2);
+      tma_load(dst, &tmap_tail_in, &my_full[slot], 0, p.tail_row);
       return;
     }
     mbar_expect_tx(&my_full[slot], kTileBytes);
-    tma_load(stages + slot * kTileBytes, &tmap_in, &my_full[slot], 0, static_cast<int>(tile * 64));
+#pragma unroll
+    for (int a = 0; a < G::kAtoms; ++a)
+      tma_load(dst + a * 64 * 128, &tmap_in, &my_full[slot], a * 64, static_cast<int>(tile * 64));
   };
   // Each warpgroup's first tiles are on their way while the block stages the weights.
   if (tid == 0) {
@@ -146,84 +200,98 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (first + j * step < p.tiles) load(first + j * step, j);
   }
 
-  // Weights into shared memory once, each layer [64 out][64 in] with 16-byte chunk c of row n at
-  // chunk c ^ (n % 8) (128-byte swizzle), block-diagonal when packed (a chunk never straddles two
-  // blocks: widths are multiples of 8); biases as fp32, repeated when packed (zeros without bias).
-  constexpr int wd = W;
-  for (int i = threadIdx.x; i < p.layers * kWidth * 8; i += kThreads) {
-    const int l = i / (kWidth * 8), n = (i / 8) % kWidth, c = i % 8;
+  // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
+  // 16-byte chunk c of row n at chunk c ^ (n % 8) (128-byte swizzle); block-diagonal when packed
+  // (a chunk never straddles two blocks: widths are multiples of 8). Biases repeated when packed
+  // (zeros without bias).
+  for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
+    const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
     uint4 v{0, 0, 0, 0};
-    if (n / wd == c * 8 / wd)
-      v = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.weights[l]) + (n % wd) * wd +
-                                          c * 8 % wd);
-    *reinterpret_cast<uint4*>(weights + l * kLayerBytes + swizzled(n, c)) = v;
+    if (n / W == c * 8 / W)
+      v = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.weights[l]) + (n % W) * W +
+                                          c * 8 % W);
+    *reinterpret_cast<uint4*>(weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) +
+                              swizzled(n, c % 8)) = v;
   }
-  for (int i = threadIdx.x; i < p.layers * kWidth; i += kThreads) {
-    const int l = i / kWidth, n = i % kWidth;
+  for (int i = threadIdx.x; i < p.layers * kCols; i += G::kThreads) {
+    const int l = i / kCols, n = i % kCols;
     const T* b = static_cast<const T*>(p.biases[l]);
-    biases[i] = b ? to_float(b[n % wd]) : 0.f;
+    const float v = b ? to_float(b[n % W]) : 0.f;
+    if constexpr (G::kBiasBytes == 4)
+      reinterpret_cast<float*>(biases)[i] = v;
+    else
+      reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
   }
   fence_proxy_async();  // wgmma reads what these threads wrote
   __syncthreads();
 
   const uint32_t r = warp * 16 + lane / 4;  // accumulator rows r and r + 8
-  const uint32_t cp = 2 * (lane % 4);       // accumulator columns 8j + cp, 8j + cp + 1
+  const int cp = 2 * (lane % 4);            // accumulator columns 8j + cp, 8j + cp + 1
   uint32_t i = 0;
   for (uint32_t tile = first; tile < p.tiles; tile += step, ++i) {
     const uint32_t slot = i % kStages;
-    // The slot of tile i - 1 is free (its wgmma completed): fill it with tile i + kStages - 1.
-    if (tid == 0 && tile + (kStages - 1) * step < p.tiles)
+    // The slot of tile i - 1 is free (its wgmma completed, and its staged output, if it held
+    // it, was read): fill it with tile i + kStages - 1.
+    if (tid == 0 && tile + (kStages - 1) * step < p.tiles) {
+      if constexpr (G::kStageInSlot) bulk_wait_read_all();
       load(tile + (kStages - 1) * step, (i + kStages - 1) % kStages);
+    }
     mbar_wait(&my_full[slot], (i / kStages) & 1);
 
-    float d[32];
-    const uint8_t* x = stages + slot * kTileBytes;
+    float d[G::kAcc];
+    uint8_t* x = stages + slot * kTileBytes;
     wgmma_fence();
     layer_mma_ss<T, W>(d, x, weights);
     wgmma_commit();
     wgmma_wait<0>();
 
     for (int l = 0;; ++l) {
-      const float* bias = biases + l * kWidth;
+      const uint8_t* bias = biases + l * kCols * G::kBiasBytes;
       if (l + 1 == p.layers) break;
       // Bias, activation, and the next layer's A fragments: k16 slice t is accumulator chunks
       // 2t (columns 16t..16t+7) and 2t + 1.
-      uint32_t a[4][4];
+      uint32_t a[G::kSlices][4];
 #pragma unroll
-      for (int t = 0; t < 4; ++t) {
+      for (int t = 0; t < G::kSlices; ++t) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int j = 2 * t + h;
-          const float2 b = *reinterpret_cast<const float2*>(bias + 8 * j + cp);
+          const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
           a[t][2 * h] = pack_activated<T, A>(d[4 * j] + b.x, d[4 * j + 1] + b.y);
           a[t][2 * h + 1] = pack_activated<T, A>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y);
         }
       }
-      const uint8_t* w = weights + (l + 1) * kLayerBytes;
+      const uint8_t* w = weights + (l + 1) * G::kLayerBytes;
       wgmma_fence();
       layer_mma_rs<T, W>(d, a, w);
       wgmma_commit();
       wgmma_wait<0>();
     }
 
-    // Last layer: bias, then out through the staging buffer once the previous store read it.
-    const float* bias = biases + (p.layers - 1) * kWidth;
-    if (tid == 0) bulk_wait_read_all();
+    // Last layer: bias, then out through the staging buffer once the previous store read it
+    // (staged in the tile's own stage, it is free: layer 0 was its last reader).
+    const uint8_t* bias = biases + (p.layers - 1) * kCols * G::kBiasBytes;
+    uint8_t* staging = G::kStageInSlot ? x : stages + kStages * kTileBytes;
+    const uint32_t staging_u32 = smem_u32(staging);
+    if (!G::kStageInSlot && tid == 0) bulk_wait_read_all();
     named_sync(1 + wg);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const float2 b = *reinterpret_cast<const float2*>(bias + 8 * j + cp);
-      const uint32_t at = staging_u32 + 2 * cp;
-      st_shared_u32(at + swizzled(r, j), pack2<T>(d[4 * j] + b.x, d[4 * j + 1] + b.y));
-      st_shared_u32(at + swizzled(r + 8, j), pack2<T>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y));
+    for (int j = 0; j < G::kAcc / 4; ++j) {
+      const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
+      const uint32_t at = staging_u32 + (j / 8) * (64 * 128) + 2 * cp;
+      st_shared_u32(at + swizzled(r, j % 8), pack2<T>(d[4 * j] + b.x, d[4 * j + 1] + b.y));
+      st_shared_u32(at + swizzled(r + 8, j % 8), pack2<T>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y));
     }
     fence_proxy_async();
     named_sync(1 + wg);
     if (tid == 0) {
-      if (tile == p.tail_tile)
+      if (tile == p.tail_tile) {
         tma_store(&tmap_tail_out, staging, 0, p.tail_row);
-      else
-        tma_store(&tmap_out, staging, 0, static_cast<int>(tile * 64));
+      } else {
+#pragma unroll
+        for (int a = 0; a < G::kAtoms; ++a)
+          tma_store(&tmap_out, staging + a * 64 * 128, a * 64, static_cast<int>(tile * 64));
+      }
       bulk_commit();
     }
   }
@@ -244,9 +312,10 @@ KernelFn pick_width(DType dtype, Activation act) {
 }
 
 KernelFn pick(DType dtype, Activation act, int width) {
-  KernelFn f = width == 16   ? pick_width<16>(dtype, act)
-               : width == 32 ? pick_width<32>(dtype, act)
-                             : pick_width<64>(dtype, act);
+  KernelFn f = width == 16    ? pick_width<16>(dtype, act)
+               : width == 32  ? pick_width<32>(dtype, act)
+               : width == 128 ? pick_width<128>(dtype, act)
+                              : pick_width<64>(dtype, act);
   if (!f) throw CudaError("fully-fused (sm_90a): fp16 or bf16 only");
   return f;
 }
@@ -257,9 +326,9 @@ struct FusedMlpSm90::State {
   std::vector<const void*> weights, biases;
   KernelFn kernel = nullptr;
   size_t smem = 0;
-  unsigned blocks = 0;
-  int width = 64, pack = 1;
-  uint64_t packed_rows = 0;  // full 64-wide rows of the packed view
+  unsigned blocks = 0, threads = 0;
+  int width = 64, cols = 64, pack = 1;
+  uint64_t packed_rows = 0;  // full rows of the (packed) view
   std::map<const void*, std::pair<CUtensorMap, CUtensorMap>> in, out;  // packed view, tail rows
 };
 
@@ -268,10 +337,16 @@ bool FusedMlpSm90::applies(const MlpConfig& c, int device) {
   const int layers = static_cast<int>(c.widths.size()) - 1;
   if (layers < 1 || layers > kMaxLayers) return false;
   const int64_t w0 = c.widths.front();
-  if (w0 != 16 && w0 != 32 && w0 != kWidth) return false;
+  if (w0 != 16 && w0 != 32 && w0 != 64 && w0 != 128) return false;
   for (auto w : c.widths)
     if (w != w0) return false;
-  return hopper_gemm_available(device);
+  if (!hopper_gemm_available(device)) return false;
+  // Every layer's weights stay in shared memory: at 128 wide, up to 5 layers fit.
+  int optin = 0;
+  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+      cudaSuccess)
+    return false;
+  return smem_bytes(static_cast<int>(w0), layers) <= static_cast<size_t>(optin);
 }
 
 FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
@@ -282,19 +357,22 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.biases = std::move(biases);
   const int layers = static_cast<int>(s.weights.size());
   if (layers < 1 || layers > kMaxLayers) throw CudaError("fully-fused (sm_90a): 1 to 8 layers");
-  s.kernel = pick(c.dtype, c.activation, static_cast<int>(c.widths.front()));
-  s.smem = smem_bytes(layers);
+  s.width = static_cast<int>(c.widths.front());
+  s.cols = std::max(s.width, 64);
+  s.pack = s.cols / s.width;
+  s.kernel = pick(c.dtype, c.activation, s.width);
+  s.smem = smem_bytes(s.width, layers);
+  s.threads = s.width == 128 ? Geometry<128>::kThreads : Geometry<64>::kThreads;
   FS_CUDA(cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(s.smem)));
   int sms = 0;
   FS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  s.width = static_cast<int>(c.widths.front());
-  s.pack = kWidth / s.width;
   s.packed_rows = static_cast<uint64_t>(c.rows) / static_cast<uint64_t>(s.pack);
   const bool tail = static_cast<uint64_t>(c.rows) % static_cast<uint64_t>(s.pack) != 0;
   const uint64_t tiles = (s.packed_rows + 63) / 64 + (tail ? 1 : 0);
+  const uint64_t warpgroups = s.threads / 128;
   s.blocks = static_cast<unsigned>(
-      std::min<uint64_t>(static_cast<uint64_t>(sms), (tiles + kWarpgroups - 1) / kWarpgroups));
+      std::min<uint64_t>(static_cast<uint64_t>(sms), (tiles + warpgroups - 1) / warpgroups));
 }
 
 FusedMlpSm90::~FusedMlpSm90() = default;
@@ -304,8 +382,8 @@ std::string FusedMlpSm90::describe() const {
   const std::string packed = s.pack > 1 ? ", " + std::to_string(s.pack) + " rows of " +
                                               std::to_string(s.width) + " packed per 64-wide row"
                                         : "";
-  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", 4 warpgroups x " +
-         std::to_string(s.blocks) + " blocks";
+  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + std::to_string(s.threads / 128) +
+         " warpgroups x " + std::to_string(s.blocks) + " blocks";
 }
 
 void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
@@ -316,7 +394,8 @@ void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
   // any; otherwise a copy of the first, never used).
   auto maps = [&](const void* base) {
     std::pair<CUtensorMap, CUtensorMap> m{};
-    if (s.packed_rows > 0) m.first = encode_tma_map_128b(base, s.packed_rows, kWidth, 64);
+    if (s.packed_rows > 0)
+      m.first = encode_tma_map_128b(base, s.packed_rows, static_cast<uint64_t>(s.cols), 64);
     if (static_cast<uint64_t>(tail_row) < rows)
       m.second = encode_tma_map_rows(base, rows, static_cast<uint64_t>(s.width),
                                      static_cast<uint32_t>(s.pack));
@@ -340,8 +419,8 @@ void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
   p.tiles = full_tiles + (tail ? 1 : 0);
   p.tail_tile = tail ? full_tiles : kNoTail;
   p.tail_row = tail_row;
-  s.kernel<<<s.blocks, kThreads, s.smem, stream>>>(in->second.first, out->second.first,
-                                                   in->second.second, out->second.second, p);
+  s.kernel<<<s.blocks, s.threads, s.smem, stream>>>(in->second.first, out->second.first,
+                                                    in->second.second, out->second.second, p);
   FS_CUDA_LAUNCHED("fused_mlp_sm90");
 }
 
