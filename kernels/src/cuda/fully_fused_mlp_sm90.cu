@@ -40,7 +40,7 @@ struct FusedMlpSm90Geometry {
   static constexpr uint32_t kLayerBytes = kCols * kCols * 2;
   static constexpr int kWarpgroups = W == 128 ? 2 : 4;
   static constexpr int kThreads = 128 * kWarpgroups;
-  static constexpr int kStages = W == 128 ? 2 : 3;
+  static constexpr int kStages = W == 128 ? 2 : W < 64 ? 4 : 3;  // more loads in flight when packed
   static constexpr bool kStageInSlot = W == 128;  // the output staged in its input's stage
   static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
   static constexpr int kBiasBytes = W == 128 ? 2 : 4;  // biases as 16 bits at 128 wide (room)
@@ -69,7 +69,9 @@ size_t smem_bytes(int layers) {
          size_t{G::kWarpgroups} * G::kStages * 8;
 }
 size_t smem_bytes(int width, int layers) {
-  return width == 128 ? smem_bytes<128>(layers) : smem_bytes<64>(layers);
+  return width == 128  ? smem_bytes<128>(layers)
+         : width == 64 ? smem_bytes<64>(layers)
+                       : smem_bytes<32>(layers);  // 16 and 32: the same geometry
 }
 
 #ifdef FS_SM90A
