@@ -116,13 +116,14 @@ __device__ __forceinline__ float act_fast(float x) {
   }
 }
 
-// Two activated elements packed; ReLU through pack2_relu.
-template <typename T, Activation A>
-__device__ __forceinline__ uint32_t pack2_act(float a, float b) {
+// Two activated elements packed: ReLU through pack2_relu, the others through act (the kernel's
+// form of the activation).
+template <typename T, Activation A, typename Act>
+__device__ __forceinline__ uint32_t pack2_act(float a, float b, Act act) {
   if constexpr (A == Activation::kRelu)
     return pack2_relu<T>(a, b);
   else
-    return pack2<T>(act_fast<A>(a), act_fast<A>(b));
+    return pack2<T>(act(a), act(b));
 }
 
 // The scales launch_interleave_gate_up applies to the gate and up rows of the gated GEMMs' weight,

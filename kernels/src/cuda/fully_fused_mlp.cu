@@ -51,6 +51,7 @@ __global__ void __launch_bounds__(kFusedMaxWarps * 32)
   constexpr int ROWS = 16 * MT;
   constexpr int KT = WMAX / 16;  // k16 steps of the widest layer
   constexpr int NT = WMAX / 8;   // n8 tiles of the widest layer
+  const auto act = [](float v) { return act_fast<A>(v); };
   extern __shared__ __align__(16) uint8_t smem[];
   T* weights = reinterpret_cast<T*>(smem);
   float* biases = reinterpret_cast<float*>(smem + p.weight_elems * sizeof(T));
@@ -147,8 +148,8 @@ __global__ void __launch_bounds__(kFusedMaxWarps * 32)
 #pragma unroll
             for (int mt = 0; mt < MT; ++mt) {
               const float* c = acc[mt][nt];
-              a[mt][kt][2 * half] = pack2_act<T, A>(c[0] + b0, c[1] + b1);
-              a[mt][kt][2 * half + 1] = pack2_act<T, A>(c[2] + b0, c[3] + b1);
+              a[mt][kt][2 * half] = pack2_act<T, A>(c[0] + b0, c[1] + b1, act);
+              a[mt][kt][2 * half + 1] = pack2_act<T, A>(c[2] + b0, c[3] + b1, act);
             }
           }
         }

@@ -132,16 +132,6 @@ __device__ __forceinline__ void layer_mma_rs(float (&d)[Geometry<W>::kAcc],
   }
 }
 
-// The epilogue's instructions compete with wgmma for issue slots (the kernel is issue-bound once
-// the loads are hidden): ReLU goes into the conversion, the others use one hardware tanh.
-template <typename T, Activation A>
-__device__ __forceinline__ uint32_t pack_activated(float a, float b) {
-  if constexpr (A == Activation::kRelu)
-    return pack2_relu<T>(a, b);
-  else
-    return pack2<T>(epilogue_act<A>(a), epilogue_act<A>(b));
-}
-
 // Biases for columns c and c + 1, kept as fp32 or (at 128 wide) as 16-bit values.
 template <typename T, int W>
 __device__ __forceinline__ float2 bias_pair(const uint8_t* biases, int c) {
@@ -227,6 +217,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   fence_proxy_async();  // wgmma reads what these threads wrote
   __syncthreads();
 
+  const auto act = [](float v) { return epilogue_act<A>(v); };
   const uint32_t r = warp * 16 + lane / 4;  // accumulator rows r and r + 8
   const int cp = 2 * (lane % 4);            // accumulator columns 8j + cp, 8j + cp + 1
   uint32_t i = 0;
@@ -251,7 +242,9 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       const uint8_t* bias = biases + l * kCols * G::kBiasBytes;
       if (l + 1 == p.layers) break;
       // Bias, activation, and the next layer's A fragments: k16 slice t is accumulator chunks
-      // 2t (columns 16t..16t+7) and 2t + 1.
+      // 2t (columns 16t..16t+7) and 2t + 1. These instructions compete with wgmma for issue
+      // slots (the kernel is issue-bound once its loads are hidden): ReLU goes into the
+      // conversion, the others take one hardware tanh.
       uint32_t a[G::kSlices][4];
 #pragma unroll
       for (int t = 0; t < G::kSlices; ++t) {
@@ -259,8 +252,8 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
         for (int h = 0; h < 2; ++h) {
           const int j = 2 * t + h;
           const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
-          a[t][2 * h] = pack_activated<T, A>(d[4 * j] + b.x, d[4 * j + 1] + b.y);
-          a[t][2 * h + 1] = pack_activated<T, A>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y);
+          a[t][2 * h] = pack2_act<T, A>(d[4 * j] + b.x, d[4 * j + 1] + b.y, act);
+          a[t][2 * h + 1] = pack2_act<T, A>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y, act);
         }
       }
       const uint8_t* w = weights + (l + 1) * G::kLayerBytes;
