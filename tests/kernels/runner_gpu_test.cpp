@@ -163,6 +163,13 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
   expect_correct(make(fk::MlpKind::kMlp, 300, std::vector<int64_t>(4, 128), true, fk::DType::kFp16,
                       fk::Activation::kSilu),
                  fk::Variant::kFullyFused, o);
+  // 48 and 96 wide on Hopper: dense rows, a partial last tile.
+  expect_correct(make(fk::MlpKind::kMlp, 100, std::vector<int64_t>(3, 48), true, fk::DType::kBf16,
+                      fk::Activation::kRelu),
+                 fk::Variant::kFullyFused, o);
+  expect_correct(make(fk::MlpKind::kMlp, 100, std::vector<int64_t>(3, 96), true, fk::DType::kFp16,
+                      fk::Activation::kGeluTanh),
+                 fk::Variant::kFullyFused, o);
   // 16 wide on Hopper: one packed row of 4 and a tail of 3.
   expect_correct(make(fk::MlpKind::kMlp, 7, std::vector<int64_t>(4, 16), true, fk::DType::kBf16,
                       fk::Activation::kGeluTanh),
@@ -204,7 +211,8 @@ TEST(RunnerGpuPresets, FullyFusedWidthBuckets) {
 }
 
 // All 16 or all 32 wide: on Hopper, 4 or 2 rows packed into each 64-wide row of the wgmma
-// kernel; all 128 wide: its 2-warpgroup form. Rows that leave a partial packed row (the tail tile),
+// kernel; all 48 or 96 wide: rows as they are with the MMAs padded to 64 or 128; all 128 wide:
+// its 2-warpgroup form. Rows that leave a partial packed row (the tail tile),
 // rows that are only a tail, 2 to 8 layers, both dtypes; an unwritten row would show as non-finite.
 TEST(RunnerGpuPresets, FullyFusedHopperWidths) {
   FUSIONSCOPE_REQUIRE_GPU();
@@ -221,6 +229,16 @@ TEST(RunnerGpuPresets, FullyFusedHopperWidths) {
     expect_correct(
         make(fk::MlpKind::kMlp, 4097, std::vector<int64_t>(9, 32), true, dt, fk::Activation::kRelu),
         fk::Variant::kFullyFused);
+    // 48 and 96 wide: rows as they are, the MMAs padded to 64 and 128.
+    expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(6, 48), true, dt,
+                        fk::Activation::kRelu),
+                   fk::Variant::kFullyFused);
+    expect_correct(make(fk::MlpKind::kMlp, 4099, std::vector<int64_t>(9, 48), false, dt,
+                        fk::Activation::kSilu),
+                   fk::Variant::kFullyFused);
+    expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(6, 96), true, dt,
+                        fk::Activation::kGeluTanh),
+                   fk::Variant::kFullyFused);
     // 128 wide: 1 and 5 layers (the most whose weights fit in shared memory).
     expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(6, 128), false, dt,
                         fk::Activation::kGeluTanh),

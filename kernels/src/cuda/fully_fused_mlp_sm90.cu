@@ -32,18 +32,21 @@ namespace fusionscope::kernels::detail {
 // not use are no warning).
 template <int W>
 struct FusedMlpSm90Geometry {
-  static constexpr int kCols = W < 64 ? 64 : W;  // columns of a tile row (packed below 64)
-  static constexpr int kAtoms = kCols / 64;      // 128-byte-swizzled column atoms of a tile
-  static constexpr int kSlices = kCols / 16;     // k16 slices of a layer
-  static constexpr int kAcc = kCols / 2;         // fp32 accumulators a thread
-  static constexpr uint32_t kTileBytes = 64 * kCols * 2;
+  static constexpr bool kPacked = W == 16 || W == 32;        // rows packed 4 or 2 to a row
+  static constexpr bool kDense = W == 48 || W == 96;         // rows as they are, the MMAs padded
+  static constexpr int kCols = W <= 64 ? 64 : 128;           // columns of the MMAs
+  static constexpr int kAtoms = kCols / 64;                  // 128-byte-swizzled column atoms
+  static constexpr int kSlices = (kDense ? W : kCols) / 16;  // k16 slices a layer computes
+  static constexpr int kAcc = kCols / 2;                     // fp32 accumulators a thread
+  static constexpr uint32_t kTileBytes = 64 * kCols * 2;     // a stage
+  static constexpr uint32_t kLoadBytes = 64 * (kDense ? W : kCols) * 2;  // a tile's input
   static constexpr uint32_t kLayerBytes = kCols * kCols * 2;
-  static constexpr int kWarpgroups = W == 128 ? 2 : 4;
+  static constexpr int kWarpgroups = kCols == 128 ? 2 : 4;
   static constexpr int kThreads = 128 * kWarpgroups;
-  static constexpr int kStages = W == 128 ? 2 : W < 64 ? 4 : 3;  // more loads in flight when packed
-  static constexpr bool kStageInSlot = W == 128;  // the output staged in its input's stage
+  static constexpr int kStages = kCols == 128 ? 2 : kPacked ? 4 : 3;  // more in flight if packed
+  static constexpr bool kStageInSlot = kCols == 128;  // the output staged in its input's stage
   static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
-  static constexpr int kBiasBytes = W == 128 ? 2 : 4;  // biases as 16 bits at 128 wide (room)
+  static constexpr int kBiasBytes = kCols == 128 ? 2 : 4;  // biases as 16 bits at 128 (room)
 };
 
 namespace {
@@ -69,9 +72,19 @@ size_t smem_bytes(int layers) {
          size_t{G::kWarpgroups} * G::kStages * 8;
 }
 size_t smem_bytes(int width, int layers) {
-  return width == 128  ? smem_bytes<128>(layers)
-         : width == 64 ? smem_bytes<64>(layers)
-                       : smem_bytes<32>(layers);  // 16 and 32: the same geometry
+  switch (width) {
+    case 16:
+    case 32:
+      return smem_bytes<32>(layers);  // the same geometry
+    case 48:
+      return smem_bytes<48>(layers);
+    case 64:
+      return smem_bytes<64>(layers);
+    case 96:
+      return smem_bytes<96>(layers);
+    default:
+      return smem_bytes<128>(layers);
+  }
 }
 
 #ifdef FS_SM90A
@@ -117,19 +130,36 @@ __device__ __forceinline__ void layer_mma_rs(float (&d)[Geometry<W>::kAcc],
   using G = Geometry<W>;
 #pragma unroll
   for (int kk = 0; kk < G::kSlices; ++kk) {
-    if constexpr (W == 128) {
+    if constexpr (G::kCols == 128) {
       wgmma_m64n128k16_rs<T>(d, a[kk], smem_desc(w + slice_at(kk, 128 * 128)), kk > 0);
+    } else if constexpr (!G::kPacked) {
+      wgmma_m64n64k16_rs<T>(d, a[kk], smem_desc(w + kk * 32), kk > 0);
     } else {
       const int b = kk * 16 / W;
       const uint64_t db = smem_desc(w + b * W * 128 + kk * 32);
-      if constexpr (W == 64)
-        wgmma_m64n64k16_rs<T>(d, a[kk], db, kk > 0);
-      else if constexpr (W == 32)
+      if constexpr (W == 32)
         wgmma_m64n32k16_rs<T>(d + 16 * b, a[kk], db, kk % 2);
       else
         wgmma_m64n16k16_rs<T>(d + 8 * b, a[kk], db, 0);
     }
   }
+}
+
+// Layer 0 of a dense width: the tile's rows as they are ([64 x W], W * 2 bytes apart) read into
+// A fragments with ldmatrix (warp w's 16 rows; lanes 16-31 the upper 8 columns of each slice),
+// then the register form.
+template <typename T, int W>
+__device__ __forceinline__ void layer0_mma_dense(float (&d)[Geometry<W>::kAcc], uint32_t x,
+                                                 const uint8_t* w, int warp, int lane) {
+  uint32_t a[Geometry<W>::kSlices][4];
+  const uint32_t row = x + (warp * 16 + lane % 16) * (W * 2) + (lane / 16) * 16;
+#pragma unroll
+  for (int kk = 0; kk < Geometry<W>::kSlices; ++kk)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(a[kk][0]), "=r"(a[kk][1]), "=r"(a[kk][2]), "=r"(a[kk][3])
+                 : "r"(row + kk * 32));
+  wgmma_fence();
+  layer_mma_rs<T, W>(d, a, w);
 }
 
 // Biases for columns c and c + 1, kept as fp32 or (at 128 wide) as 16-bit values.
@@ -179,10 +209,14 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       tma_load(dst, &tmap_tail_in, &my_full[slot], 0, p.tail_row);
       return;
     }
-    mbar_expect_tx(&my_full[slot], kTileBytes);
+    mbar_expect_tx(&my_full[slot], G::kLoadBytes);
+    if constexpr (G::kDense) {
+      tma_load(dst, &tmap_in, &my_full[slot], 0, static_cast<int>(tile * 64));
+    } else {
 #pragma unroll
-    for (int a = 0; a < G::kAtoms; ++a)
-      tma_load(dst + a * 64 * 128, &tmap_in, &my_full[slot], a * 64, static_cast<int>(tile * 64));
+      for (int a = 0; a < G::kAtoms; ++a)
+        tma_load(dst + a * 64 * 128, &tmap_in, &my_full[slot], a * 64, static_cast<int>(tile * 64));
+    }
   };
   // Each warpgroup's first tiles are on their way while the block stages the weights.
   if (tid == 0) {
@@ -199,16 +233,16 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
     const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
     uint4 v{0, 0, 0, 0};
-    if (n / W == c * 8 / W)
-      v = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.weights[l]) + (n % W) * W +
-                                          c * 8 % W);
+    const T* src = static_cast<const T*>(p.weights[l]);
+    if (G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W)  // zeros pad a dense width
+      v = *reinterpret_cast<const uint4*>(src + (n % W) * W + c * 8 % W);
     *reinterpret_cast<uint4*>(weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) +
                               swizzled(n, c % 8)) = v;
   }
   for (int i = threadIdx.x; i < p.layers * kCols; i += G::kThreads) {
     const int l = i / kCols, n = i % kCols;
     const T* b = static_cast<const T*>(p.biases[l]);
-    const float v = b ? to_float(b[n % W]) : 0.f;
+    const float v = b && (G::kPacked || n < W) ? to_float(b[n % W]) : 0.f;
     if constexpr (G::kBiasBytes == 4)
       reinterpret_cast<float*>(biases)[i] = v;
     else
@@ -233,8 +267,12 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
 
     float d[G::kAcc];
     uint8_t* x = stages + slot * kTileBytes;
-    wgmma_fence();
-    layer_mma_ss<T, W>(d, x, weights);
+    if constexpr (G::kDense) {
+      layer0_mma_dense<T, W>(d, smem_u32(x), weights, warp, lane);
+    } else {
+      wgmma_fence();
+      layer_mma_ss<T, W>(d, x, weights);
+    }
     wgmma_commit();
     wgmma_wait<0>();
 
@@ -270,18 +308,31 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     const uint32_t staging_u32 = smem_u32(staging);
     if (!G::kStageInSlot && tid == 0) bulk_wait_read_all();
     named_sync(1 + wg);
+    if constexpr (G::kDense) {  // rows as they are: W * 2 bytes apart, W columns
 #pragma unroll
-    for (int j = 0; j < G::kAcc / 4; ++j) {
-      const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
-      const uint32_t at = staging_u32 + (j / 8) * (64 * 128) + 2 * cp;
-      st_shared_u32(at + swizzled(r, j % 8), pack2<T>(d[4 * j] + b.x, d[4 * j + 1] + b.y));
-      st_shared_u32(at + swizzled(r + 8, j % 8), pack2<T>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y));
+      for (int j = 0; j < W / 8; ++j) {
+        const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
+        const uint32_t at = staging_u32 + (8 * j + cp) * 2;
+        st_shared_u32(at + r * W * 2, pack2<T>(d[4 * j] + b.x, d[4 * j + 1] + b.y));
+        st_shared_u32(at + (r + 8) * W * 2, pack2<T>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y));
+      }
+    } else {  // 128-byte-swizzled 64-column atoms
+#pragma unroll
+      for (int j = 0; j < G::kAcc / 4; ++j) {
+        const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
+        const uint32_t at = staging_u32 + (j / 8) * (64 * 128) + 2 * cp;
+        st_shared_u32(at + swizzled(r, j % 8), pack2<T>(d[4 * j] + b.x, d[4 * j + 1] + b.y));
+        st_shared_u32(at + swizzled(r + 8, j % 8),
+                      pack2<T>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y));
+      }
     }
     fence_proxy_async();
     named_sync(1 + wg);
     if (tid == 0) {
       if (tile == p.tail_tile) {
         tma_store(&tmap_tail_out, staging, 0, p.tail_row);
+      } else if constexpr (G::kDense) {
+        tma_store(&tmap_out, staging, 0, static_cast<int>(tile * 64));
       } else {
 #pragma unroll
         for (int a = 0; a < G::kAtoms; ++a)
@@ -309,6 +360,8 @@ KernelFn pick_width(DType dtype, Activation act) {
 KernelFn pick(DType dtype, Activation act, int width) {
   KernelFn f = width == 16    ? pick_width<16>(dtype, act)
                : width == 32  ? pick_width<32>(dtype, act)
+               : width == 48  ? pick_width<48>(dtype, act)
+               : width == 96  ? pick_width<96>(dtype, act)
                : width == 128 ? pick_width<128>(dtype, act)
                               : pick_width<64>(dtype, act);
   if (!f) throw CudaError("fully-fused (sm_90a): fp16 or bf16 only");
@@ -323,6 +376,7 @@ struct FusedMlpSm90::State {
   size_t smem = 0;
   unsigned blocks = 0, threads = 0;
   int width = 64, cols = 64, pack = 1;
+  bool dense = false;        // 48 or 96 wide: rows as they are, the MMAs padded to 64 or 128
   uint64_t packed_rows = 0;  // full rows of the (packed) view
   std::map<const void*, std::pair<CUtensorMap, CUtensorMap>> in, out;  // packed view, tail rows
 };
@@ -332,7 +386,7 @@ bool FusedMlpSm90::applies(const MlpConfig& c, int device) {
   const int layers = static_cast<int>(c.widths.size()) - 1;
   if (layers < 1 || layers > kMaxLayers) return false;
   const int64_t w0 = c.widths.front();
-  if (w0 != 16 && w0 != 32 && w0 != 64 && w0 != 128) return false;
+  if (w0 != 16 && w0 != 32 && w0 != 48 && w0 != 64 && w0 != 96 && w0 != 128) return false;
   for (auto w : c.widths)
     if (w != w0) return false;
   if (!hopper_gemm_available(device)) return false;
@@ -353,11 +407,12 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   const int layers = static_cast<int>(s.weights.size());
   if (layers < 1 || layers > kMaxLayers) throw CudaError("fully-fused (sm_90a): 1 to 8 layers");
   s.width = static_cast<int>(c.widths.front());
-  s.cols = std::max(s.width, 64);
-  s.pack = s.cols / s.width;
+  s.cols = s.width <= 64 ? 64 : 128;
+  s.pack = s.width < 64 ? 64 / s.width : 1;
+  s.dense = s.width == 48 || s.width == 96;
   s.kernel = pick(c.dtype, c.activation, s.width);
   s.smem = smem_bytes(s.width, layers);
-  s.threads = s.width == 128 ? Geometry<128>::kThreads : Geometry<64>::kThreads;
+  s.threads = s.cols == 128 ? Geometry<128>::kThreads : Geometry<64>::kThreads;
   FS_CUDA(cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(s.smem)));
   int sms = 0;
@@ -374,9 +429,11 @@ FusedMlpSm90::~FusedMlpSm90() = default;
 
 std::string FusedMlpSm90::describe() const {
   const State& s = *state_;
-  const std::string packed = s.pack > 1 ? ", " + std::to_string(s.pack) + " rows of " +
-                                              std::to_string(s.width) + " packed per 64-wide row"
-                                        : "";
+  const std::string packed =
+      s.pack > 1 ? ", " + std::to_string(s.pack) + " rows of " + std::to_string(s.width) +
+                       " packed per 64-wide row"
+      : s.dense ? ", " + std::to_string(s.width) + " wide padded to " + std::to_string(s.cols)
+                : "";
   return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + std::to_string(s.threads / 128) +
          " warpgroups x " + std::to_string(s.blocks) + " blocks";
 }
@@ -389,7 +446,9 @@ void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
   // any; otherwise a copy of the first, never used).
   auto maps = [&](const void* base) {
     std::pair<CUtensorMap, CUtensorMap> m{};
-    if (s.packed_rows > 0)
+    if (s.dense)
+      m.first = encode_tma_map_rows(base, rows, static_cast<uint64_t>(s.width), 64);
+    else if (s.packed_rows > 0)
       m.first = encode_tma_map_128b(base, s.packed_rows, static_cast<uint64_t>(s.cols), 64);
     if (static_cast<uint64_t>(tail_row) < rows)
       m.second = encode_tma_map_rows(base, rows, static_cast<uint64_t>(s.width),
