@@ -23,6 +23,7 @@
 #include "element.cuh"
 #include "fully_fused_mlp_sm90.h"
 #include "hopper_gemm.h"
+#include "mma.cuh"
 #include "sm90_ptx.cuh"
 #include "tma_map.h"
 
@@ -149,15 +150,12 @@ __device__ __forceinline__ void layer_mma_rs(float (&d)[Geometry<W>::kAcc],
 // A fragments with ldmatrix (warp w's 16 rows; lanes 16-31 the upper 8 columns of each slice),
 // then the register form.
 template <typename T, int W>
-__device__ __forceinline__ void layer0_mma_dense(float (&d)[Geometry<W>::kAcc], uint32_t x,
+__device__ __forceinline__ void layer0_mma_dense(float (&d)[Geometry<W>::kAcc], const uint8_t* x,
                                                  const uint8_t* w, int warp, int lane) {
   uint32_t a[Geometry<W>::kSlices][4];
-  const uint32_t row = x + (warp * 16 + lane % 16) * (W * 2) + (lane / 16) * 16;
+  const uint8_t* row = x + (warp * 16 + lane % 16) * (W * 2) + (lane / 16) * 16;
 #pragma unroll
-  for (int kk = 0; kk < Geometry<W>::kSlices; ++kk)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(a[kk][0]), "=r"(a[kk][1]), "=r"(a[kk][2]), "=r"(a[kk][3])
-                 : "r"(row + kk * 32));
+  for (int kk = 0; kk < Geometry<W>::kSlices; ++kk) ldmatrix_x4(a[kk], row + kk * 32);
   wgmma_fence();
   layer_mma_rs<T, W>(d, a, w);
 }
@@ -268,7 +266,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     float d[G::kAcc];
     uint8_t* x = stages + slot * kTileBytes;
     if constexpr (G::kDense) {
-      layer0_mma_dense<T, W>(d, smem_u32(x), weights, warp, lane);
+      layer0_mma_dense<T, W>(d, x, weights, warp, lane);
     } else {
       wgmma_fence();
       layer_mma_ss<T, W>(d, x, weights);
