@@ -1,11 +1,14 @@
-// Fully fused MLP, Hopper (sm_90a), every layer the same width W: 64 or 128, or 32 or 16 with 2
-// or 4 rows packed into each 64-wide row (a row-major [rows, 32] tensor is a [rows / 2, 64] one)
-// and each layer's weight repeated along the diagonal of a 64 x 64 block-diagonal one, built in
-// shared memory: each packed row's 2 or 4 rows are computed independently, by wgmma n32 or n16
-// on the diagonal blocks alone (no work on the zeros). The rows left over (rows % 2 or 4) form a
-// last tile of their own, loaded and stored row by row.
+// Fully fused MLP, Hopper (sm_90a), every layer the same width W:
+// - 64 or 128: as it is;
+// - 32 or 16: 2 or 4 rows packed into each 64-wide row (a row-major [rows, 32] tensor is a
+//   [rows / 2, 64] one), each layer's weight repeated along the diagonal of a 64 x 64
+//   block-diagonal one built in shared memory, and wgmma n32 or n16 on the diagonal blocks alone
+//   (no work on the zeros). The rows left over (rows % 2 or 4) form a last tile of their own,
+//   loaded and stored row by row;
+// - 48 or 96: rows loaded and stored as they are (unswizzled), layer 0's A fragments read with
+//   ldmatrix, the MMAs padded to 64 or 128 with zero weights.
 //
-// One CTA per SM, 4 warpgroups (2 at W = 128), each an independent worker over 64-row tiles
+// One CTA per SM, 4 warpgroups (2 at 96 and 128), each an independent worker over 64-row tiles
 // (tiles strided over all warpgroups of the grid). Every layer's weights sit in shared memory for
 // the whole kernel in the 128-byte-swizzled layout wgmma reads (64-column atoms). Per tile a
 // warpgroup:
@@ -13,8 +16,8 @@
 // - runs layer 0 as wgmma m64nWk16 with A and B from shared memory, and every further layer
 //   with A from registers: the fp32 accumulators, after bias and activation and packing to 16
 //   bits, are exactly the A fragments of the next layer, so activations never leave registers;
-// - writes the last layer (plus bias) to a swizzled staging buffer (at W = 128 the tile's own
-//   input stage, for room) and stores it with TMA.
+// - writes the last layer (plus bias) to a staging buffer (at 96 and 128 the tile's own input
+//   stage, for room) and stores it with TMA.
 // The warpgroups interleave, so one's bias/activation arithmetic overlaps another's wgmma and
 // the loads and stores of the others.
 #include <algorithm>
