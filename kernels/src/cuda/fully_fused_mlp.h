@@ -26,8 +26,8 @@ class FullyFusedMlp {
   FullyFusedMlp(const FullyFusedMlp&) = delete;
   FullyFusedMlp& operator=(const FullyFusedMlp&) = delete;
   void run(const void* input, void* output, cudaStream_t stream) const;
-  // Which kernel runs: the Hopper one (all widths 64, 32 or 16) or mma.sync, with its launch
-  // shape.
+  // Which kernel runs: the Hopper one (every width the same, see FusedMlpSm90::applies) or
+  // mma.sync, with its launch shape.
   std::string describe() const;
   int warps_per_block() const { return warps_; }
   int blocks() const { return blocks_; }

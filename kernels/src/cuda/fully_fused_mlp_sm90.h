@@ -1,6 +1,6 @@
-// The fully fused MLP on Hopper (sm_90a) for layers that are all 64 wide (or all 32 or all 16,
-// packed 2 or 4 rows to a 64-wide row): wgmma with the activations chained in registers, TMA
-// loads of the input tiles and TMA stores of the output.
+// The fully fused MLP on Hopper (sm_90a) for layers that are all the same width, 16, 32, 48, 64,
+// 96 or 128: wgmma with the activations chained in registers, TMA loads of the input tiles and
+// TMA stores of the output.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,7 +17,8 @@ namespace fusionscope::kernels::detail {
 class FusedMlpSm90 {
  public:
   // True when this kernel applies: an sm_90 device running sm_90a code, fp16/bf16, every width
-  // the same, 16, 32 or 64, at most kMaxLayers layers.
+  // the same, 16, 32, 48, 64, 96 or 128, at most kMaxLayers layers whose weights fit in shared
+  // memory (5 at 96 and 128 wide).
   static bool applies(const MlpConfig& c, int device);
   static constexpr int kMaxLayers = 8;
 
