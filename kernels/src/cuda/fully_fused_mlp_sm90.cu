@@ -253,8 +253,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   __syncthreads();
 
   const auto act = [](float v) { return epilogue_act<A>(v); };
-  const uint32_t r = warp * 16 + lane / 4;  // accumulator rows r and r + 8
-  const int cp = 2 * (lane % 4);            // accumulator columns 8j + cp, 8j + cp + 1
+  const int cp = 2 * (lane % 4);  // accumulator columns 8j + cp, 8j + cp + 1
   uint32_t i = 0;
   for (uint32_t tile = first; tile < p.tiles; tile += step, ++i) {
     const uint32_t slot = i % kStages;
@@ -309,24 +308,24 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     const uint32_t staging_u32 = smem_u32(staging);
     if (!G::kStageInSlot && tid == 0) bulk_wait_read_all();
     named_sync(1 + wg);
-    if constexpr (G::kDense) {  // rows as they are: W * 2 bytes apart, W columns
+    // Four 8 x 8 matrices a stmatrix: rows r and r + 8 of chunks j and j + 1, lanes 8i..8i+7
+    // giving the addresses of matrix i's rows; dense rows as they are (W * 2 bytes apart),
+    // otherwise 128-byte-swizzled 64-column atoms.
+    const uint32_t srow = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+    auto chunk_pair_at = [&](int j) {
+      const int chunk = j + (lane >> 4);
+      if constexpr (G::kDense)
+        return staging_u32 + srow * W * 2 + chunk * 16;
+      else
+        return staging_u32 + (chunk / 8) * (64 * 128) + swizzled(srow, chunk % 8);
+    };
+    auto out = [&](int j, int i) {  // row r (i = 0) or r + 8 (i = 2) of chunk j, biased
+      const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
+      return pack2<T>(d[4 * j + i] + b.x, d[4 * j + i + 1] + b.y);
+    };
 #pragma unroll
-      for (int j = 0; j < W / 8; ++j) {
-        const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
-        const uint32_t at = staging_u32 + (8 * j + cp) * 2;
-        st_shared_u32(at + r * W * 2, pack2<T>(d[4 * j] + b.x, d[4 * j + 1] + b.y));
-        st_shared_u32(at + (r + 8) * W * 2, pack2<T>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y));
-      }
-    } else {  // 128-byte-swizzled 64-column atoms
-#pragma unroll
-      for (int j = 0; j < G::kAcc / 4; ++j) {
-        const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
-        const uint32_t at = staging_u32 + (j / 8) * (64 * 128) + 2 * cp;
-        st_shared_u32(at + swizzled(r, j % 8), pack2<T>(d[4 * j] + b.x, d[4 * j + 1] + b.y));
-        st_shared_u32(at + swizzled(r + 8, j % 8),
-                      pack2<T>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y));
-      }
-    }
+    for (int j = 0; j < (G::kDense ? W / 8 : G::kAcc / 4); j += 2)
+      stmatrix_x4(chunk_pair_at(j), out(j, 0), out(j, 2), out(j + 1, 0), out(j + 1, 2));
     fence_proxy_async();
     named_sync(1 + wg);
     if (tid == 0) {
