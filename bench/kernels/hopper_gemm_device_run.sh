@@ -112,7 +112,8 @@ trap 'kill $sampler 2>/dev/null' EXIT
       [ "${SAN_BENCH:-1}" = 1 ] || continue
       step "compute-sanitizer $tool: Hopper GEMM, every configuration, several tiles per CTA"
       timeout $(lim 50) compute-sanitizer --tool $tool --print-limit 10 "$BIN/hopper_gemm_bench" \
-        --config coop:2:8:ms:ln --config coop:1:4:ms:ln --config pp:2:16:ms --config pp:1:16 --no-cublas --iters 1 --warmup 0 --check-rows 0 \
+        --config coop:2:8:ms:ln --config coop:1:4:ms:ln --config pp:2:16:ms --config pp:1:16 \
+        --config coop128:2:8:ms:ln --config coop192:1:3:ns --no-cublas --iters 1 --warmup 0 --check-rows 0 \
         --shape gated:300:200:328:bf16:gelu-tanh --shape gated:1000:136:3000:fp16:silu \
         --shape plain:1000:136:776:bf16 2>&1 | grep -v "^=========     \|^========= *$" | tail -18
     done

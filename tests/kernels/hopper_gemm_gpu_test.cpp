@@ -73,8 +73,15 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
       {false, 1000, 3000, 776, fk::DType::kBf16, fk::Activation::kNone},
   };
   uint64_t seed = 7;
-  for (const auto& s : shapes)
-    for (const auto& cfg : fd::hopper_gemm_candidates()) {
+  for (const auto& s : shapes) {
+    // The tuner's candidates and every tile width in a cluster of 1 and of 2.
+    auto configs = fd::hopper_gemm_candidates(s.act);
+    for (int tile_n : {128, 192})
+      for (int cluster : {1, 2})
+        if (tile_n == 128 || !s.gated)
+          configs.push_back(
+              {.cluster = cluster, .group_m = 3, .k_serpentine = cluster == 1, .tile_n = tile_n});
+    for (const auto& cfg : configs) {
       uint64_t bad = 0;
       const double rel = relative_error(s, cfg, ++seed, bad);
       std::printf("  %s %llu x %llu -> %llu %s: %s rel %.2e\n", s.gated ? "gated" : "plain",
@@ -84,6 +91,7 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
       EXPECT_EQ(bad, 0u) << fd::to_string(cfg);
       EXPECT_LE(rel, fk::tolerance(s.dtype)) << fd::to_string(cfg);
     }
+  }
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ TEST(HopperTuning, TheDefaultStaysUnlessAnotherIsClearlyFaster) {
 }
 
 TEST(HopperTuning, TheDefaultIsTheFirstCandidate) {
-  const auto c = fd::hopper_gemm_candidates();
+  const auto c = fd::hopper_gemm_candidates(fusionscope::kernels::Activation::kSilu);
   ASSERT_FALSE(c.empty());
   const fd::HopperGemmConfig d = fd::default_hopper_config();
   EXPECT_EQ(d.schedule, c.front().schedule);
@@ -25,4 +25,9 @@ TEST(HopperTuning, TheDefaultIsTheFirstCandidate) {
   EXPECT_EQ(d.group_m, c.front().group_m);
   EXPECT_EQ(d.k_serpentine, c.front().k_serpentine);
   EXPECT_EQ(d.hint_a, c.front().hint_a);
+  EXPECT_EQ(d.tile_n, c.front().tile_n);
+  const auto plain = fd::hopper_gemm_candidates(fusionscope::kernels::Activation::kNone);
+  ASSERT_FALSE(plain.empty());
+  EXPECT_EQ(plain.front().tile_n, d.tile_n);
+  for (const auto& g : c) EXPECT_NE(g.tile_n, 192) << "192-wide tiles are plain only";
 }

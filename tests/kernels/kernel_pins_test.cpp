@@ -13,17 +13,22 @@ namespace {
 bool same(const fd::HopperGemmConfig& a, const fd::HopperGemmConfig& b) {
   return a.schedule == b.schedule && a.cluster == b.cluster && a.group_m == b.group_m &&
          a.cluster_n == b.cluster_n && a.raster_n == b.raster_n && a.hint_a == b.hint_a &&
-         a.hint_b == b.hint_b && a.stagger == b.stagger && a.k_serpentine == b.k_serpentine;
+         a.hint_b == b.hint_b && a.stagger == b.stagger && a.k_serpentine == b.k_serpentine &&
+         a.tile_n == b.tile_n;
 }
 
 TEST(KernelPins, EveryConfigurationReadsBackAsItself) {
   for (const char* text :
        {"coop:2:16", "coop:1:8", "pp:2:16", "pp:1:4", "coop:2x2:16", "coop:2:16:n:nn:0",
-        "coop:1:16:m:fl:2", "pp:2x2:3:n:ln:0", "coop:2:8:ms:nn:0", "pp:1:16:ns"}) {
+        "coop:1:16:m:fl:2", "pp:2x2:3:n:ln:0", "coop:2:8:ms:nn:0", "pp:1:16:ns",
+        "coop128:2:8:ms:ln:0", "coop192:1:4:ns"}) {
     const fd::HopperGemmConfig c = fd::parse_hopper_config(text);
     EXPECT_TRUE(same(fd::parse_hopper_config(fd::hopper_config_text(c)), c)) << text;
   }
   EXPECT_EQ(fd::hopper_config_text(fd::parse_hopper_config("coop:2x1:16")), "coop:2:16");
+  EXPECT_EQ(fd::hopper_config_text(fd::parse_hopper_config("coop256:2:16")), "coop:2:16");
+  EXPECT_EQ(fd::parse_hopper_config("coop192:2:8").tile_n, 192);
+  EXPECT_EQ(fd::parse_hopper_config("coop:2:8").tile_n, 256);
   const fd::HopperGemmConfig c = fd::parse_hopper_config("pp:1x2:8:n:fl:3");
   EXPECT_EQ(c.schedule, fd::HopperSchedule::kPingPong);
   EXPECT_EQ(c.cluster, 1);
@@ -55,11 +60,26 @@ TEST(KernelPins, ARunsChoicesReadBackAsThemselves) {
 }
 
 TEST(KernelPins, BadTextIsAConfigurationErrorThatSaysWhy) {
-  for (const char* text :
-       {"gated=", "gated=coop:2", "gated=warp:2:16", "gated=coop:3:16", "gated=coop:2:0",
-        "gated=coop:2:16:x", "gated=coop:2:16:mz", "gated=coop:2:16:sm", "gated=coop:2:16:m:nq",
-        "gated=coop:2:16:m:nn:-1", "gated=coop:2:16:m:nn:1:9", "gated=coop:2:1e3", "down=lt",
-        "up=coop:2:16", "gated"}) {
+  for (const char* text : {"gated=",
+                           "gated=coop:2",
+                           "gated=warp:2:16",
+                           "gated=coop:3:16",
+                           "gated=coop:2:0",
+                           "gated=coop:2:16:x",
+                           "gated=coop:2:16:mz",
+                           "gated=coop:2:16:sm",
+                           "gated=coop:2:16:m:nq",
+                           "gated=coop:2:16:m:nn:-1",
+                           "gated=coop:2:16:m:nn:1:9",
+                           "gated=coop:2:1e3",
+                           "down=lt",
+                           "up=coop:2:16",
+                           "gated",
+                           "gated=coop64:2:16",
+                           "gated=coop1922:2:16",
+                           "gated=pp128:2:16",
+                           "gated=coopx:2:16",
+                           "gated=coop192:2:8"}) {
     try {
       fd::parse_kernel_pins(text);
       ADD_FAILURE() << "accepted '" << text << "'";

@@ -46,6 +46,9 @@ struct HopperGemmConfig {
   // Cooperative: the second consumer warpgroup starts this many k-blocks behind the first and
   // stays behind, so one's epilogue runs while the other still issues MMAs (0: in step).
   int stagger = 0;
+  // Columns of the product a CTA's tile covers: 256, or for the cooperative schedule 128 (and,
+  // plain only, 192), so that an output a few tiles wide still spreads over every SM.
+  int tile_n = 256;
 };
 
 std::string to_string(const HopperGemmConfig& c);
@@ -54,8 +57,9 @@ std::string to_string(const HopperGemmConfig& c);
 // A loaded evict-last.
 HopperGemmConfig default_hopper_config();
 
-// The candidates tune_hopper_gemm() times.
-std::vector<HopperGemmConfig> hopper_gemm_candidates();
+// The candidates tune_hopper_gemm() times for a gated (act) or plain (kNone) product; the
+// first is the same for both.
+std::vector<HopperGemmConfig> hopper_gemm_candidates(Activation act);
 
 // True when the binary holds the sm_90a kernels and the device runs them.
 bool hopper_gemm_available(int device);

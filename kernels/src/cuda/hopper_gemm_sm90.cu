@@ -5,11 +5,12 @@
 //   [256 x 64] k-blocks into a ring of shared-memory stages, each completing on a `full`
 //   mbarrier. In a cluster of 2, the two CTAs work on vertically adjacent tiles of the same
 //   columns: each loads half of B and multicasts it to both, halving B's L2 traffic.
-// - warpgroups 1 and 2 (consumers, 232 registers): wgmma m64n256k16 from shared memory into 128
-//   fp32 accumulators per thread, one k-block in flight; a stage is released on the `empty`
-//   mbarrier of every CTA that received it. The epilogue (act(g) * u, or the plain product)
-//   goes to a per-warpgroup staging buffer in the TMA 128-byte-swizzled layout and out through
-//   TMA stores, which run while the next tile's main loop does.
+// - warpgroups 1 and 2 (consumers, 232 registers): wgmma m64nNk16 from shared memory into N / 2
+//   fp32 accumulators per thread (N = 256; cooperative tiles may be 128 or, plain, 192 wide, for
+//   outputs too narrow to fill the SMs with 256-wide tiles), one k-block in flight; a stage is
+//   released on the `empty` mbarrier of every CTA that received it. The epilogue (act(g) * u, or
+//   the plain product) goes to a per-warpgroup staging buffer in the TMA 128-byte-swizzled layout
+//   and out through TMA stores, which run while the next tile's main loop does.
 // Tiles are numbered down groups of `group_m` cluster-rows, column by column, so the CTAs in
 // flight at once share a compact block of A rows and B columns that stays in L2; with K
 // serpentine a CTA's odd tiles walk K backward, starting on the k-blocks the last wave read.
@@ -26,20 +27,26 @@
 namespace fusionscope::kernels::detail {
 namespace {
 
-constexpr int BN = 256, BK = 64;
+constexpr int BK = 64;
 constexpr int kThreads = 384;
 constexpr uint32_t kBoxBytes = 64 * 128;  // one 64 x 64 output box in the staging buffer
 
-template <bool kPingPong, bool kPlain>
+// kBN: the tile's columns (of the product; a gated tile gives kBN / 2 output columns).
+template <bool kPingPong, bool kPlain, int kBN>
 struct Layout {
+  static_assert(kBN == 256 || (!kPingPong && (kBN == 128 || (kPlain && kBN == 192))),
+                "256-wide tiles, or cooperative 128-wide ones, or plain 192-wide ones");
   static constexpr int kTileRows = kPingPong ? 64 : 128;  // rows a CTA loads per k-block
   static constexpr uint32_t kBytesA = kTileRows * BK * 2;
-  static constexpr uint32_t kBytesB = BN * BK * 2;
-  static constexpr uint32_t kStagingPerWg = kPlain ? 4 * kBoxBytes : 2 * kBoxBytes;
-  static constexpr int kStages = (!kPingPong && kPlain) ? 3 : 4;
+  static constexpr uint32_t kBytesB = kBN * BK * 2;
+  static constexpr uint32_t kStagingPerWg = (kPlain ? kBN / 64 : kBN / 128) * kBoxBytes;
+  // As many stages as the rest of the 227 KiB leaves room for (3 to 6).
+  static constexpr size_t kFixedBytes = 2 * kStagingPerWg + 1024 + 3 * 8;
+  static constexpr int kStages =
+      static_cast<int>(std::min<size_t>(6, (232448 - kFixedBytes) / (kBytesA + kBytesB + 16)));
   static constexpr size_t kSmemBytes =
       size_t{kStages} * (kBytesA + kBytesB) + 2 * kStagingPerWg + (2 * kStages + 3) * 8 + 1024;
-  static_assert(kSmemBytes <= 232448, "over the 227 KiB a block may have");
+  static_assert(kStages >= 3 && kSmemBytes <= 232448, "over the 227 KiB a block may have");
 };
 
 struct Params {
@@ -60,8 +67,22 @@ struct Params {
 };
 
 #ifdef FS_SM90A
+#include "wgmma_m64n128k16.inc"
+#include "wgmma_m64n192k16.inc"
 #include "wgmma_m64n256k16.inc"
 using namespace sm90;
+
+// One k16 step of a warpgroup's 64 x kBN tile.
+template <typename T, int kBN>
+__device__ __forceinline__ void wgmma_tile(float (&d)[kBN / 2], uint64_t da, uint64_t db,
+                                           int scale_d) {
+  if constexpr (kBN == 256)
+    wgmma_m64n256k16<T>(d, da, db, scale_d);
+  else if constexpr (kBN == 192)
+    wgmma_m64n192k16<T>(d, da, db, scale_d);
+  else
+    wgmma_m64n128k16_ss<T>(d, da, db, scale_d);
+}
 
 // Grouped order: tile t -> (cluster-row mc, column nt). Along M: down group_m cluster-rows,
 // then the next column; along N: across group_m columns, then the next cluster-row. Selects,
@@ -84,14 +105,14 @@ __device__ __forceinline__ void tile_coords(uint32_t t, const Params& p, uint32_
 
 #endif  // FS_SM90A
 
-template <typename T, Activation A, bool kPingPong>
+template <typename T, Activation A, bool kPingPong, int kBN>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a,
                        const __grid_constant__ CUtensorMap tmap_b,
                        const __grid_constant__ CUtensorMap tmap_out, const Params p) {
 #ifdef FS_SM90A
   constexpr bool kPlain = A == Activation::kNone;
-  using L = Layout<kPingPong, kPlain>;
+  using L = Layout<kPingPong, kPlain, kBN>;
   constexpr int kStages = L::kStages;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   // 128-byte swizzled tiles want 1024-byte alignment (of the shared-memory address).
@@ -151,13 +172,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         uint32_t mc, nt;
         tile_coords(t, p, mc, nt);
         const int m0 = static_cast<int>((mc * cm + rm) * L::kTileRows);
-        const int n0 = static_cast<int>((nt * cn + rn) * BN);
+        const int n0 = static_cast<int>((nt * cn + rn) * kBN);
         // Along N, the CTAs of one row of the cluster (ranks rm, rm + cm) share A: each loads
         // half of its rows for both. Along M, those of one column (ranks cm * rn, + 1) share B.
         const uint16_t mask_a = static_cast<uint16_t>((1u << rm) | (1u << (rm + cm)));
         const uint16_t mask_b = static_cast<uint16_t>(3u << (cm * rn));
         const int a_half = static_cast<int>(rn) * (L::kTileRows / 2);
-        const int b_half = static_cast<int>(rm) * (BN / 2);
+        const int b_half = static_cast<int>(rm) * (kBN / 2);
         const bool backward = p.k_serpentine != 0 && (local & 1) != 0;
         for (uint32_t kb = 0; kb < kblocks; ++kb, ++it) {
           const uint32_t s = it % kStages, round = it / kStages;
@@ -199,7 +220,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (cn > 1) mbar_arrive_cluster(bar, rank ^ cm);  // peer along N (A)
       }
     };
-    float d[128];
+    float d[kBN / 2];
     uint32_t local = 0;                                // position in this CTA's sequence of tiles
     uint32_t turns = 0;                                // ping-pong: waits on order[c] so far
     const uint32_t lead_at = min(p.stagger, kblocks);  // 0: no stagger
@@ -211,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       tile_coords(t, p, mc, nt);
       const uint32_t m0 =
           (mc * cm + rm) * L::kTileRows + (kPingPong ? 0 : static_cast<uint32_t>(c) * 64);
-      const uint32_t n0 = (nt * cn + rn) * BN;
+      const uint32_t n0 = (nt * cn + rn) * kBN;
       const uint32_t a_offset = kPingPong ? 0 : static_cast<uint32_t>(c) * 64 * 128;
       // Low words of stage 0's descriptors; stage s and k-step kk are offsets in 16-byte units.
       const uint32_t desc_a = smem_desc_lo(tiles_a_u32 + a_offset);
@@ -233,8 +254,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk)  // 16 elements = 32 bytes along the swizzled row
-          wgmma_m64n256k16<T>(d, smem_desc_from_lo(da + kk * 2), smem_desc_from_lo(db + kk * 2),
-                              (kb > 0 || kk > 0) ? 1 : 0);
+          wgmma_tile<T, kBN>(d, smem_desc_from_lo(da + kk * 2), smem_desc_from_lo(db + kk * 2),
+                             (kb > 0 || kk > 0) ? 1 : 0);
         wgmma_commit();
         // One k-block stays in flight; the one before it has finished reading its stage.
         wgmma_wait<1>();
@@ -267,7 +288,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       };
       if constexpr (kPlain) {
 #pragma unroll
-        for (int j = 0; j < 32; j += 2)
+        for (int j = 0; j < kBN / 8; j += 2)
           stmatrix_x4(chunk_pair_at(j), pack2<T>(d[4 * j], d[4 * j + 1]),
                       pack2<T>(d[4 * j + 2], d[4 * j + 3]), pack2<T>(d[4 * j + 4], d[4 * j + 5]),
                       pack2<T>(d[4 * j + 6], d[4 * j + 7]));
@@ -280,13 +301,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           return pack2<T>(gated_product<A>(g[0], u[0]), gated_product<A>(g[1], u[1]));
         };
 #pragma unroll
-        for (int q = 0; q < 16; q += 2)
+        for (int q = 0; q < kBN / 16; q += 2)
           stmatrix_x4(chunk_pair_at(q), out(q, 0), out(q, 2), out(q + 1, 0), out(q + 1, 2));
       }
       fence_proxy_async();  // the TMA engine reads what these threads wrote
       named_sync(1 + c);
       if (tid == 0) {
-        constexpr int kBoxes = kPlain ? 4 : 2;
+        constexpr int kBoxes = kPlain ? kBN / 64 : kBN / 128;
         const uint32_t col0 = kPlain ? n0 : n0 / 2;
         if (m0 < p.rows) {
 #pragma unroll
@@ -309,25 +330,43 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Params);
 
+// The kernel of a (dtype, activation, schedule, tile width) and its shared memory; the
+// constructor has checked that the combination is one Layout takes.
+struct KernelChoice {
+  KernelFn fn = nullptr;
+  size_t smem = 0;
+};
+
+template <typename T, Activation A, bool kPingPong, int kBN>
+KernelChoice choice() {
+  if constexpr (kBN == 192 && A != Activation::kNone) {
+    return {};  // gated tiles give kBN / 2 columns: whole 64-column boxes only
+  } else {
+    return {&hopper_gemm_kernel<T, A, kPingPong, kBN>,
+            Layout<kPingPong, A == Activation::kNone, kBN>::kSmemBytes};
+  }
+}
+
 template <typename T>
-KernelFn pick_kernel_typed(Activation act, bool ping_pong) {
-  KernelFn f = nullptr;
+KernelChoice pick_kernel_typed(Activation act, bool ping_pong, int tile_n) {
+  KernelChoice k;
   dispatch_activation(act, [&]<Activation A>() {
-    f = ping_pong ? &hopper_gemm_kernel<T, A, true> : &hopper_gemm_kernel<T, A, false>;
+    if (ping_pong)
+      k = choice<T, A, true, 256>();
+    else if (tile_n == 128)
+      k = choice<T, A, false, 128>();
+    else if (tile_n == 192)
+      k = choice<T, A, false, 192>();
+    else
+      k = choice<T, A, false, 256>();
   });
-  return f;
+  return k;
 }
 
-KernelFn pick_kernel(DType dtype, Activation act, bool ping_pong) {
-  if (dtype == DType::kBf16) return pick_kernel_typed<__nv_bfloat16>(act, ping_pong);
-  if (dtype == DType::kFp16) return pick_kernel_typed<__half>(act, ping_pong);
+KernelChoice pick_kernel(DType dtype, Activation act, bool ping_pong, int tile_n) {
+  if (dtype == DType::kBf16) return pick_kernel_typed<__nv_bfloat16>(act, ping_pong, tile_n);
+  if (dtype == DType::kFp16) return pick_kernel_typed<__half>(act, ping_pong, tile_n);
   throw CudaError("the Hopper GEMM takes fp16 or bf16");
-}
-
-size_t smem_bytes(Activation act, bool ping_pong) {
-  const bool plain = act == Activation::kNone;
-  if (ping_pong) return plain ? Layout<true, true>::kSmemBytes : Layout<true, false>::kSmemBytes;
-  return plain ? Layout<false, true>::kSmemBytes : Layout<false, false>::kSmemBytes;
 }
 
 }  // namespace
@@ -348,7 +387,8 @@ static uint64_t l2_policy(L2Hint h) {
 std::string to_string(const HopperGemmConfig& c) {
   std::string s =
       std::string(c.schedule == HopperSchedule::kPingPong ? "ping-pong" : "cooperative") +
-      ", cluster " + std::to_string(c.cluster) +
+      (c.tile_n != 256 ? " " + std::to_string(c.tile_n) + " wide" : std::string()) + ", cluster " +
+      std::to_string(c.cluster) +
       (c.cluster_n > 1 ? "x" + std::to_string(c.cluster_n) : std::string()) + ", group " +
       std::to_string(c.group_m);
   if (c.raster_n) s += " along N";
@@ -361,7 +401,7 @@ std::string to_string(const HopperGemmConfig& c) {
 }
 
 HopperGemmConfig default_hopper_config() {
-  return hopper_gemm_candidates().front();
+  return hopper_gemm_candidates(Activation::kGeluTanh).front();
 }
 
 bool hopper_gemm_available(int device) {
@@ -371,8 +411,9 @@ bool hopper_gemm_available(int device) {
     return false;
   if (major != 9 || minor != 0) return false;  // sm_90a code runs on sm_90 only
   cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(
-          &attr, hopper_gemm_kernel<__nv_bfloat16, Activation::kGeluTanh, false>) != cudaSuccess)
+  if (cudaFuncGetAttributes(&attr,
+                            hopper_gemm_kernel<__nv_bfloat16, Activation::kGeluTanh, false, 256>) !=
+      cudaSuccess)
     return false;
   return attr.binaryVersion == 90;
 }
@@ -392,28 +433,35 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
       (config_.cluster_n != 1 && config_.cluster_n != 2))
     throw CudaError("Hopper GEMM: cluster sides must be 1 or 2");
   if (config_.group_m < 1) throw CudaError("Hopper GEMM: group_m must be positive");
+  const bool ping_pong = config_.schedule == HopperSchedule::kPingPong;
+  const int bn = config_.tile_n;
+  if (bn != 256 && (ping_pong || (bn != 128 && bn != 192)))
+    throw CudaError("Hopper GEMM: tiles are 256 wide, or cooperative 128 or 192 wide");
+  if (bn == 192 && act != Activation::kNone)
+    throw CudaError("Hopper GEMM: 192-wide tiles are for the plain product only");
   if (rows == 0 || n == 0 || k == 0 || n % 8 || k % 8 || rows > 0x7fffffffu || n > 0x7fffffffu ||
       k > 0x7fffffffu)
     throw CudaError("Hopper GEMM: rows, n and k must be positive, n and k multiples of 8");
   if (act != Activation::kNone && n % 16)
     throw CudaError("Hopper GEMM: gated n must hold whole interleaved groups of 16");
-  const bool ping_pong = config_.schedule == HopperSchedule::kPingPong;
   maps_ = std::make_unique<Maps>();
-  maps_->kernel = pick_kernel(dtype, act, ping_pong);
-  maps_->smem = smem_bytes(act, ping_pong);
+  const KernelChoice kernel = pick_kernel(dtype, act, ping_pong, bn);
+  maps_->kernel = kernel.fn;
+  maps_->smem = kernel.smem;
   FS_CUDA(cudaFuncSetAttribute(maps_->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(maps_->smem)));
   const uint32_t cm = static_cast<uint32_t>(config_.cluster);
   const uint32_t cn = static_cast<uint32_t>(config_.cluster_n);
   const uint32_t cluster = cm * cn;
-  maps_->b = encode_tma_map_128b(b, n, k, BN / cm);
+  maps_->b = encode_tma_map_128b(b, n, k, static_cast<uint32_t>(bn) / cm);
 
   const uint64_t tile_rows = ping_pong ? 64 : 128;
   Params& p = maps_->params;
   p.rows = static_cast<uint32_t>(rows);
   p.out_cols = static_cast<uint32_t>(act == Activation::kNone ? n : n / 2);
   p.tiles_mc = static_cast<uint32_t>((rows + tile_rows * cm - 1) / (tile_rows * cm));
-  p.tiles_n = static_cast<uint32_t>((n + uint64_t{BN} * cn - 1) / (uint64_t{BN} * cn));
+  const uint64_t tile_cols = static_cast<uint64_t>(bn) * cn;
+  p.tiles_n = static_cast<uint32_t>((n + tile_cols - 1) / tile_cols);
   p.kblocks = static_cast<uint32_t>((k + BK - 1) / BK);
   p.cluster = cluster;
   p.cluster_m = cm;

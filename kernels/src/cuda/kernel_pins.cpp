@@ -53,12 +53,16 @@ HopperGemmConfig parse_hopper_config(const std::string& text) {
     throw ConfigError("kernel pin '" + text +
                       "': expected SCHEDULE:CLUSTER[xN]:GROUP[:ORDER[:HINTS[:STAGGER]]]");
   HopperGemmConfig c;
-  if (f[0] == "pp")
+  if (f[0] == "pp") {
     c.schedule = HopperSchedule::kPingPong;
-  else if (f[0] == "coop")
+  } else if (f[0].starts_with("coop")) {
     c.schedule = HopperSchedule::kCooperative;
-  else
-    throw ConfigError("kernel pin '" + text + "': the schedule is coop or pp");
+    if (f[0].size() > 4) c.tile_n = small_int(f[0].substr(4), 1, 1 << 16, "the tile width", text);
+    if (c.tile_n != 128 && c.tile_n != 192 && c.tile_n != 256)
+      throw ConfigError("kernel pin '" + text + "': cooperative tiles are 128, 192 or 256 wide");
+  } else {
+    throw ConfigError("kernel pin '" + text + "': the schedule is coop[WIDTH] or pp");
+  }
   const auto sides = split(f[1], 'x');
   if (sides.empty() || sides.size() > 2)
     throw ConfigError("kernel pin '" + text + "': the cluster is M or MxN");
@@ -83,7 +87,9 @@ HopperGemmConfig parse_hopper_config(const std::string& text) {
 }
 
 std::string hopper_config_text(const HopperGemmConfig& c) {
-  std::string s = c.schedule == HopperSchedule::kPingPong ? "pp:" : "coop:";
+  std::string s = c.schedule == HopperSchedule::kPingPong ? "pp:"
+                  : c.tile_n != 256                       ? "coop" + std::to_string(c.tile_n) + ":"
+                                                          : "coop:";
   s += std::to_string(c.cluster);
   if (c.cluster_n > 1) s += "x" + std::to_string(c.cluster_n);
   s += ":" + std::to_string(c.group_m);
@@ -109,6 +115,9 @@ KernelPins parse_kernel_pins(const std::string& text) {
     const std::string value = eq == std::string::npos ? "" : token.substr(eq + 1);
     if (key == "gated" && !value.empty()) {
       pins.gated = parse_hopper_config(value);
+      if (pins.gated->tile_n == 192)
+        throw ConfigError("kernel pin '" + token +
+                          "': 192-wide tiles are for the down projection only");
     } else if (key == "down" && !value.empty()) {
       pins.down = value == "cublaslt" ? DownPin{} : DownPin{false, parse_hopper_config(value)};
     } else {

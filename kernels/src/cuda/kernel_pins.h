@@ -5,7 +5,8 @@
 // kernels without timing anything, e.g. beside Nsight Compute.
 //
 // Text: space-separated `gated=CONFIG` and `down=CONFIG|cublaslt`, where CONFIG is
-// SCHEDULE:CLUSTER[xN]:GROUP[:ORDER[:HINTS[:STAGGER]]] (schedule coop or pp; cluster along M
+// SCHEDULE:CLUSTER[xN]:GROUP[:ORDER[:HINTS[:STAGGER]]] (schedule coop, coop128 or coop192 for
+// narrower cooperative tiles, or pp; cluster along M
 // and optionally N; group_m; order m or n, with s appended for K serpentine; L2 hints of A and
 // B, each n, f or l; stagger).
 #pragma once
