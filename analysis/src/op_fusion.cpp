@@ -57,7 +57,7 @@ std::vector<std::string> op_parts(std::string_view op) {
 }
 
 bool covers_everything(std::string_view op) {
-  return op == "mlp";
+  return op == "mlp" || op.starts_with("mlp.layers");
 }
 
 std::vector<FusionGroup> fusion_groups(const std::vector<std::string>& only_a,

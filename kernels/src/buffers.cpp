@@ -42,6 +42,28 @@ uint64_t fused_smem_bytes(const MlpConfig& c, int warps) {
   return bytes;
 }
 
+MlpConfig fused_segment_config(const MlpConfig& c, const FusedSegment& s) {
+  MlpConfig sub = c;
+  sub.widths.assign(c.widths.begin() + static_cast<std::ptrdiff_t>(s.first),
+                    c.widths.begin() + static_cast<std::ptrdiff_t>(s.last) + 1);
+  return sub;
+}
+
+std::vector<FusedSegment> fused_segments(const MlpConfig& c) {
+  std::vector<FusedSegment> out;
+  const size_t layers = layer_shapes(c).size();
+  for (size_t first = 0; first < layers;) {
+    size_t last = first;
+    while (last < layers && fused_smem_bytes(fused_segment_config(c, {first, last + 1}),
+                                             kFusedMinWarps) <= kFusedSmemLimit)
+      ++last;
+    if (last == first) return {};
+    out.push_back({first, last});
+    first = last;
+  }
+  return out;
+}
+
 std::vector<BufferSpec> buffer_specs(const MlpConfig& c, Variant v, int input_sets) {
   std::vector<BufferSpec> out;
   if (c.widths.size() < 2 || c.rows <= 0) return out;
@@ -101,6 +123,12 @@ std::vector<BufferSpec> buffer_specs(const MlpConfig& c, Variant v, int input_se
       case Variant::kEpilogue:
         scratch = 2;
         break;
+      case Variant::kFullyFused: {
+        // Activations between kernels when the layers take several (ping-pong beyond two).
+        const size_t kernels = fused_segments(c).size();
+        scratch = kernels > 1 ? static_cast<int>(std::min<size_t>(2, kernels - 1)) : 0;
+        break;
+      }
       default:
         break;
     }

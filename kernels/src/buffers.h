@@ -40,6 +40,16 @@ constexpr int fused_rows_per_warp(int64_t widest) {
 // (padded rows) and biases, and two row tiles per warp (input prefetch, output staging).
 uint64_t fused_smem_bytes(const MlpConfig& c, int warps);
 
+// The layers [first, last) of one fully fused kernel. An MLP whose weights do not all fit in one
+// block's shared memory runs as several kernels, each taking as many layers as fit, with the
+// activations between them in device memory. Empty when a single layer does not fit.
+struct FusedSegment {
+  size_t first = 0, last = 0;
+};
+std::vector<FusedSegment> fused_segments(const MlpConfig& c);
+// The configuration of the layers [first, last) of c (its widths first..last).
+MlpConfig fused_segment_config(const MlpConfig& c, const FusedSegment& s);
+
 // Throws ConfigError on overflow.
 uint64_t checked_mul(uint64_t a, uint64_t b);
 uint64_t checked_add(uint64_t a, uint64_t b);

@@ -260,12 +260,20 @@ bool supports(const MlpConfig& c, Variant v, std::string* why) {
                           std::to_string(detail::kFusedMaxWidth) + "; width " + std::to_string(i) +
                           " is " + std::to_string(w));
       }
-      const uint64_t smem = detail::fused_smem_bytes(c, detail::kFusedMinWarps);
-      if (smem > detail::kFusedSmemLimit)
-        return fail(why, "fully-fused: all weights and activation tiles need " +
+      // Layers whose weights do not all fit in one block run as several kernels; a layer that
+      // does not fit alone cannot run at all.
+      if (detail::fused_segments(c).empty()) {
+        uint64_t smem = 0;
+        for (const auto& l : detail::layer_shapes(c)) {
+          MlpConfig one;
+          one.widths = {l.in, l.out};
+          smem = std::max(smem, detail::fused_smem_bytes(one, detail::kFusedMinWarps));
+        }
+        return fail(why, "fully-fused: one layer's weights and activation tiles need " +
                              std::to_string(smem >> 10) + " KiB of shared memory, more than the " +
                              std::to_string(detail::kFusedSmemLimit >> 10) +
-                             " KiB a block can have; use fewer or narrower layers");
+                             " KiB a block can have; use narrower layers");
+      }
       return true;
     }
   }

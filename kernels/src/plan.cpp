@@ -77,20 +77,29 @@ std::string gemm_kernel(bool bias, Activation epilogue_act = Activation::kNone) 
   return k;
 }
 
+// One launch per kernel the layers take (fused_segments): each reads its input rows and writes
+// its output rows once; the activations between its own layers stay on chip.
 Plan fully_fused(const MlpConfig& c, Builder& b) {
-  double flops = 0, bytes = 0;
   const auto layers = detail::layer_shapes(c);
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const double k = static_cast<double>(layers[i].in), n = static_cast<double>(layers[i].out);
-    flops += 2 * b.rows() * n * k;
-    if (c.bias) flops += b.rows() * n;
-    if (i + 1 < layers.size()) flops += b.rows() * n * act_flops(c.activation);
-    bytes += (n * k + (c.bias ? n : 0)) * b.elem();
+  auto segments = detail::fused_segments(c);
+  if (segments.empty()) segments.push_back({0, layers.size()});  // refused at validation
+  const std::string base = c.kind == MlpKind::kLinear ? "linear" : "mlp";
+  for (const auto& s : segments) {
+    double flops = 0, bytes = 0;
+    for (size_t i = s.first; i < s.last; ++i) {
+      const double k = static_cast<double>(layers[i].in), n = static_cast<double>(layers[i].out);
+      flops += 2 * b.rows() * n * k;
+      if (c.bias) flops += b.rows() * n;
+      if (i + 1 < layers.size()) flops += b.rows() * n * act_flops(c.activation);
+      bytes += (n * k + (c.bias ? n : 0)) * b.elem();
+    }
+    const double out = static_cast<double>(layers[s.last - 1].out);
+    bytes += b.rows() * (static_cast<double>(layers[s.first].in) + out) * b.elem();
+    const std::string op = segments.size() == 1 ? base
+                                                : base + ".layers" + std::to_string(s.first + 1) +
+                                                      "-" + std::to_string(s.last);
+    b.raw(op, "fully fused MLP (activations on chip)", flops, bytes, b.rows() * out * b.elem());
   }
-  bytes += b.rows() * static_cast<double>(layers.front().in + layers.back().out) * b.elem();
-  b.raw(c.kind == MlpKind::kLinear ? "linear" : "mlp",
-        "fully fused MLP (mma.sync, activations in shared memory)", flops, bytes,
-        b.rows() * static_cast<double>(layers.back().out) * b.elem());
   return b.take();
 }
 

@@ -120,6 +120,21 @@ TEST(Fusion, EpilogueMlpLayersAndFullyFused) {
   EXPECT_EQ(r[0].presence, Presence::kFused);
   EXPECT_EQ(r[0].a_ops, plan_ops("mlp-narrow", kernels::Variant::kEager));
   EXPECT_EQ(r[0].b_ops, (Parts{"mlp"}));
+
+  // 8 layers of 128 fully fused take two kernels, "mlp.layers1-5" and "mlp.layers6-8": together
+  // they still cover every op of eager, in one row.
+  auto deep = *kernels::find_preset("mlp-narrow");
+  deep.widths = std::vector<int64_t>(9, 128);
+  std::vector<std::string> eager_ops, fused_ops;
+  for (const auto& l : kernels::make_plan(deep, kernels::Variant::kEager).launches)
+    eager_ops.push_back(l.op);
+  for (const auto& l : kernels::make_plan(deep, kernels::Variant::kFullyFused).launches)
+    fused_ops.push_back(l.op);
+  ASSERT_EQ(fused_ops, (Parts{"mlp.layers1-5", "mlp.layers6-8"}));
+  r = fusion_aware_ops(compare_runs(run_of(eager_ops, "a_"), run_of(fused_ops, "b_")).ops);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].presence, Presence::kFused);
+  EXPECT_EQ(r[0].b_ops, fused_ops);
 }
 
 TEST(Fusion, UnrelatedOpsStayOnlyInTheirRun) {

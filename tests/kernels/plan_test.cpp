@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "buffers.h"
 #include "fusionscope/kernels/plan.h"
 
 namespace fk = fusionscope::kernels;
@@ -128,3 +129,43 @@ TEST(Plan, UnsupportedVariantThrowsWithReason) {
 }
 
 }  // namespace
+
+// Layers whose weights do not fit in one block's shared memory take several fully fused kernels,
+// each as many layers as fit; the activations between them make one more round trip each.
+TEST(Plan, DeepWideFullyFusedTakesSeveralKernels) {
+  auto c = preset("mlp-narrow");
+  c.widths = std::vector<int64_t>(9, 128);  // 8 layers of 128: 5 fit one block
+  const auto segments = fk::detail::fused_segments(c);
+  ASSERT_EQ(segments.size(), 2u);
+  EXPECT_EQ(segments[0].first, 0u);
+  EXPECT_EQ(segments[0].last, 5u);
+  EXPECT_EQ(segments[1].last, 8u);
+  const auto ff = fk::make_plan(c, fk::Variant::kFullyFused);
+  EXPECT_EQ(ops(ff), (std::vector<std::string>{"mlp.layers1-5", "mlp.layers6-8"}));
+  const double rows = 1048576, e = 2;
+  // Input, output and one activation written and read back, plus the weights.
+  EXPECT_NEAR(ff.min_bytes(), rows * 128 * e * 4, 1e6);
+  EXPECT_DOUBLE_EQ(ff.flops(), fk::make_plan(c, fk::Variant::kEager).flops());
+  // One buffer between the two kernels; three kernels share two in turn.
+  auto scratch = [](const fk::MlpConfig& cfg) {
+    int n = 0;
+    for (const auto& b : fk::detail::buffer_specs(cfg, fk::Variant::kFullyFused, 1))
+      n += b.name.starts_with("scratch");
+    return n;
+  };
+  EXPECT_EQ(scratch(c), 1);
+  c.widths = std::vector<int64_t>(12, 128);
+  EXPECT_EQ(fk::detail::fused_segments(c).size(), 3u);
+  EXPECT_EQ(scratch(c), 2);
+  EXPECT_EQ(fk::detail::fused_segments(preset("mlp-narrow")).size(), 1u);
+  EXPECT_EQ(scratch(preset("mlp-narrow")), 0);
+  // Mixed widths split where they stop fitting too: every layer lands in exactly one kernel.
+  c.widths = {64, 128, 128, 128, 128, 128, 128, 32};
+  size_t next = 0;
+  for (const auto& s : fk::detail::fused_segments(c)) {
+    EXPECT_EQ(s.first, next);
+    EXPECT_GT(s.last, s.first);
+    next = s.last;
+  }
+  EXPECT_EQ(next, 7u);
+}

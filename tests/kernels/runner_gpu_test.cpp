@@ -170,6 +170,10 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
   expect_correct(make(fk::MlpKind::kMlp, 100, std::vector<int64_t>(3, 96), true, fk::DType::kFp16,
                       fk::Activation::kGeluTanh),
                  fk::Variant::kFullyFused, o);
+  // 11 layers of 128: three kernels, two buffers between them in turn.
+  expect_correct(make(fk::MlpKind::kMlp, 300, std::vector<int64_t>(12, 128), true, fk::DType::kBf16,
+                      fk::Activation::kRelu),
+                 fk::Variant::kFullyFused, o);
   // 16 wide on Hopper: one packed row of 4 and a tail of 3.
   expect_correct(make(fk::MlpKind::kMlp, 7, std::vector<int64_t>(4, 16), true, fk::DType::kBf16,
                       fk::Activation::kGeluTanh),
@@ -246,6 +250,48 @@ TEST(RunnerGpuPresets, FullyFusedHopperWidths) {
     expect_correct(make(fk::MlpKind::kMlp, 1000, std::vector<int64_t>(2, 128), true, dt,
                         fk::Activation::kRelu),
                    fk::Variant::kFullyFused);
+  }
+}
+
+// Layers whose weights do not fit in one block's shared memory (6 or more at 128 wide, or a deep
+// mix of widths) run as several fully fused kernels with the activations between them in device
+// memory: 2 kernels for 6 to 8 layers of 128, 3 (two buffers in turn) for 11; each is one launch
+// of the run's plan. Both dtypes, every activation, rows that leave a partial tile.
+TEST(RunnerGpuPresets, FullyFusedDeepWideTakesSeveralKernels) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  struct Case {
+    int64_t rows;
+    std::vector<int64_t> widths;
+    bool bias;
+    fk::DType dtype;
+    fk::Activation act;
+    size_t kernels;
+  };
+  const Case cases[] = {
+      {65537, std::vector<int64_t>(7, 128), true, fk::DType::kFp16, fk::Activation::kRelu, 2},
+      {4099, std::vector<int64_t>(8, 128), false, fk::DType::kBf16, fk::Activation::kGeluTanh, 2},
+      {100003, std::vector<int64_t>(9, 128), true, fk::DType::kBf16, fk::Activation::kSilu, 2},
+      {20001, std::vector<int64_t>(12, 128), true, fk::DType::kFp16, fk::Activation::kGeluTanh, 3},
+      {3001,
+       {64, 128, 128, 128, 128, 128, 128, 32},
+       true,
+       fk::DType::kFp16,
+       fk::Activation::kRelu,
+       0},  // mixed widths (mma.sync): as many kernels as fused_segments() says
+  };
+  for (const Case& k : cases) {
+    const fk::MlpConfig c = make(fk::MlpKind::kMlp, k.rows, k.widths, k.bias, k.dtype, k.act);
+    expect_correct(c, fk::Variant::kFullyFused);
+    const fk::RunResult r = fk::run(c, fk::Variant::kFullyFused, quick());
+    ASSERT_TRUE(r.ok) << r.error;
+    if (k.kernels > 0) {
+      EXPECT_EQ(r.plan.launches.size(), k.kernels) << fk::describe(c);
+      EXPECT_NE(r.kernel_path.find(std::to_string(k.kernels) + " fully fused kernels"),
+                std::string::npos)
+          << r.kernel_path;
+    } else {
+      EXPECT_GE(r.plan.launches.size(), 2u) << fk::describe(c);
+    }
   }
 }
 

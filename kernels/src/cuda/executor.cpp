@@ -131,9 +131,13 @@ void Executor::build_steps(GatedGemmPath path, const KernelPins& pins, int devic
       w.push_back(buf("weight" + std::to_string(i)));
       if (c.bias) b.push_back(buf("bias" + std::to_string(i)));
     }
-    res_->fused = std::make_unique<FullyFusedMlp>(c, w, b, device);
+    std::vector<void*> between;  // activations between kernels, when the layers take several
+    for (const char* name : {"scratch0", "scratch1"})
+      if (buffers_.count(name)) between.push_back(buf(name));
+    res_->fused = std::make_unique<FullyFusedMlp>(c, w, b, device, between);
     FullyFusedMlp* f = res_->fused.get();
-    add([this, f](cudaStream_t s, int set) { f->run(input(set), output(set), s); });
+    for (size_t k = 0; k < f->kernels(); ++k)
+      add([this, f, k](cudaStream_t s, int set) { f->run_kernel(k, input(set), output(set), s); });
     kernel_path_ = f->describe();
     return;
   }

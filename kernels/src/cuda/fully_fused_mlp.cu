@@ -24,6 +24,7 @@ struct FusedParams {
   int weight_elems;                    // all padded weights
   int bias_floats;
   int tile_stride;  // elements per activation row (widest + pad)
+  int act_out;      // the activation on the last layer too (a segment of a longer MLP)
 };
 
 // Copies this warp's ROWS rows of input (zeros past the last row) into `tile`.
@@ -154,7 +155,8 @@ __global__ void __launch_bounds__(kFusedMaxWarps * 32)
           }
         }
       } else {
-        // Last layer: bias only, staged in the input tile (read long ago) for coalesced stores.
+        // Last layer: bias (and the activation when this kernel is a segment of a longer MLP),
+        // staged in the input tile (read long ago) for coalesced stores.
         __syncwarp();
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
@@ -164,10 +166,13 @@ __global__ void __launch_bounds__(kFusedMaxWarps * 32)
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
             const int r = mt * 16 + g;
+            const float* c = acc[mt][nt];
             *reinterpret_cast<uint32_t*>(x + r * p.tile_stride + col) =
-                pack2<T>(acc[mt][nt][0] + b0, acc[mt][nt][1] + b1);
+                p.act_out ? pack2_act<T, A>(c[0] + b0, c[1] + b1, act)
+                          : pack2<T>(c[0] + b0, c[1] + b1);
             *reinterpret_cast<uint32_t*>(x + (r + 8) * p.tile_stride + col) =
-                pack2<T>(acc[mt][nt][2] + b0, acc[mt][nt][3] + b1);
+                p.act_out ? pack2_act<T, A>(c[2] + b0, c[3] + b1, act)
+                          : pack2<T>(c[2] + b0, c[3] + b1);
           }
         }
       }
@@ -218,12 +223,39 @@ void* select_kernel(DType dtype, int wmax, Activation act) {
 }  // namespace
 
 FullyFusedMlp::FullyFusedMlp(const MlpConfig& c, std::vector<const void*> weights,
-                             std::vector<const void*> biases, int device)
-    : config_(c), weights_(std::move(weights)), biases_(std::move(biases)) {
+                             std::vector<const void*> biases, int device,
+                             std::vector<void*> scratch, bool activate_output)
+    : config_(c),
+      weights_(std::move(weights)),
+      biases_(std::move(biases)),
+      act_out_(activate_output),
+      scratch_(std::move(scratch)) {
   if (static_cast<int>(weights_.size()) > kFusedMaxLayers)
     throw CudaError("fully-fused: at most " + std::to_string(kFusedMaxLayers) + " layers");
+  const auto segments = fused_segments(c);
+  if (segments.empty())
+    throw CudaError("fully-fused: a layer's weights alone exceed a block's shared memory");
+  if (segments.size() > 1) {
+    if (scratch_.empty() || (segments.size() > 2 && scratch_.size() < 2))
+      throw CudaError("fully-fused: the layers take several kernels and no buffer between them");
+    for (size_t i = 0; i < segments.size(); ++i) {
+      const FusedSegment& s = segments[i];
+      const auto first = static_cast<std::ptrdiff_t>(s.first);
+      const auto last = static_cast<std::ptrdiff_t>(s.last);
+      std::vector<const void*> w(weights_.begin() + first, weights_.begin() + last);
+      std::vector<const void*> b;
+      if (!biases_.empty()) b.assign(biases_.begin() + first, biases_.begin() + last);
+      const bool last_segment = i + 1 == segments.size();
+      segments_.push_back(std::make_unique<FullyFusedMlp>(fused_segment_config(c, s), w, b, device,
+                                                          std::vector<void*>{},
+                                                          !last_segment || act_out_));
+      segment_layers_.push_back("layers " + std::to_string(s.first + 1) + "-" +
+                                std::to_string(s.last));
+    }
+    return;
+  }
   if (FusedMlpSm90::applies(c, device)) {
-    sm90_ = std::make_unique<FusedMlpSm90>(c, weights_, biases_, device);
+    sm90_ = std::make_unique<FusedMlpSm90>(c, weights_, biases_, device, act_out_);
     return;
   }
   int widest = 0;
@@ -261,13 +293,36 @@ FullyFusedMlp::FullyFusedMlp(const MlpConfig& c, std::vector<const void*> weight
 
 FullyFusedMlp::~FullyFusedMlp() = default;
 
+void FullyFusedMlp::run_kernel(size_t i, const void* input, void* output,
+                               cudaStream_t stream) const {
+  if (segments_.empty()) {
+    run(input, output, stream);
+    return;
+  }
+  const void* in = i == 0 ? input : scratch_[(i - 1) % scratch_.size()];
+  void* out = i + 1 == segments_.size() ? output : scratch_[i % scratch_.size()];
+  segments_.at(i)->run(in, out, stream);
+}
+
 std::string FullyFusedMlp::describe() const {
+  if (!segments_.empty()) {
+    std::string s = std::to_string(segments_.size()) +
+                    " fully fused kernels (the weights do not fit in one block's shared memory), "
+                    "activations between them in device memory:";
+    for (size_t i = 0; i < segments_.size(); ++i)
+      s += (i ? "; " : " ") + segment_layers_[i] + ": " + segments_[i]->describe();
+    return s;
+  }
   if (sm90_) return sm90_->describe();
   return "fully fused MLP: mma.sync, " + std::to_string(warps_) + " warps x " +
          std::to_string(blocks_) + " blocks";
 }
 
 void FullyFusedMlp::run(const void* input, void* output, cudaStream_t stream) const {
+  if (!segments_.empty()) {
+    for (size_t i = 0; i < segments_.size(); ++i) run_kernel(i, input, output, stream);
+    return;
+  }
   if (sm90_) {
     sm90_->run(input, output, stream);
     return;
@@ -293,6 +348,7 @@ void FullyFusedMlp::run(const void* input, void* output, cudaStream_t stream) co
   p.weight_elems = woff;
   p.bias_floats = boff;
   p.tile_stride = widest + kFusedRowPad;
+  p.act_out = act_out_ ? 1 : 0;
   void* f = select_kernel(config_.dtype, wmax_, config_.activation);
   void* args[] = {&p};
   FS_CUDA(cudaLaunchKernel(f, dim3(blocks_), dim3(warps_ * 32), args, smem_, stream));

@@ -65,6 +65,7 @@ struct Params {
   uint32_t tiles;      // 64-row tiles of the (packed) [rows * W / kCols, kCols] view, + the tail
   uint32_t tail_tile;  // the tile of the rows left over, or kNoTail
   int tail_row;        // its first row (of the unpacked tensor)
+  int act_out;         // the activation on the last layer too (a segment of a longer MLP)
 };
 constexpr uint32_t kNoTail = ~0u;
 
@@ -319,13 +320,25 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       else
         return staging_u32 + (chunk / 8) * (64 * 128) + swizzled(srow, chunk % 8);
     };
-    auto out = [&](int j, int i) {  // row r (i = 0) or r + 8 (i = 2) of chunk j, biased
-      const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
-      return pack2<T>(d[4 * j + i] + b.x, d[4 * j + i + 1] + b.y);
-    };
+    // Biased, and activated too when this kernel is a segment of a longer MLP: one branch a
+    // tile, not one a pair (the kernel is issue-bound).
+    auto stage_out = [&]<bool kAct>() {
+      auto out = [&](int j, int i) {  // row r (i = 0) or r + 8 (i = 2) of chunk j
+        const float2 b = bias_pair<T, W>(bias, 8 * j + cp);
+        const float x0 = d[4 * j + i] + b.x, x1 = d[4 * j + i + 1] + b.y;
+        if constexpr (kAct)
+          return pack2_act<T, A>(x0, x1, act);
+        else
+          return pack2<T>(x0, x1);
+      };
 #pragma unroll
-    for (int j = 0; j < (G::kDense ? W / 8 : G::kAcc / 4); j += 2)
-      stmatrix_x4(chunk_pair_at(j), out(j, 0), out(j, 2), out(j + 1, 0), out(j + 1, 2));
+      for (int j = 0; j < (G::kDense ? W / 8 : G::kAcc / 4); j += 2)
+        stmatrix_x4(chunk_pair_at(j), out(j, 0), out(j, 2), out(j + 1, 0), out(j + 1, 2));
+    };
+    if (p.act_out)
+      stage_out.template operator()<true>();
+    else
+      stage_out.template operator()<false>();
     fence_proxy_async();
     named_sync(1 + wg);
     if (tid == 0) {
@@ -378,6 +391,10 @@ struct FusedMlpSm90::State {
   int width = 64, cols = 64, pack = 1;
   bool dense = false;        // 48 or 96 wide: rows as they are, the MMAs padded to 64 or 128
   uint64_t packed_rows = 0;  // full rows of the (packed) view
+  uint32_t full_tiles = 0;   // 64-row tiles of the packed view
+  int tail_row = 0;          // the first row past the packed view's (rows when none is left)
+  bool tail = false;         // rows are left over: one more tile
+  bool act_out = false;      // the activation on the last layer too
   std::map<const void*, std::pair<CUtensorMap, CUtensorMap>> in, out;  // packed view, tail rows
 };
 
@@ -399,9 +416,10 @@ bool FusedMlpSm90::applies(const MlpConfig& c, int device) {
 }
 
 FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
-                           std::vector<const void*> biases, int device)
+                           std::vector<const void*> biases, int device, bool activate_output)
     : config_(c), state_(std::make_unique<State>()) {
   State& s = *state_;
+  s.act_out = activate_output;
   s.weights = std::move(weights);
   s.biases = std::move(biases);
   const int layers = static_cast<int>(s.weights.size());
@@ -413,13 +431,22 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.kernel = pick(c.dtype, c.activation, s.width);
   s.smem = smem_bytes(s.width, layers);
   s.threads = s.cols == 128 ? Geometry<128>::kThreads : Geometry<64>::kThreads;
-  FS_CUDA(cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(s.smem)));
+  // The attribute belongs to the kernel, which MLPs of other depths (the segments of a deeper
+  // one, or other MLPs of this process) launch too: allow the device's maximum, never less than
+  // one of them needs.
+  int optin = 0;
+  FS_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (s.smem > static_cast<size_t>(optin))
+    throw CudaError("fully-fused (sm_90a): needs " + std::to_string(s.smem >> 10) +
+                    " KiB of shared memory; this device allows " + std::to_string(optin >> 10));
+  FS_CUDA(cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
   int sms = 0;
   FS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   s.packed_rows = static_cast<uint64_t>(c.rows) / static_cast<uint64_t>(s.pack);
-  const bool tail = static_cast<uint64_t>(c.rows) % static_cast<uint64_t>(s.pack) != 0;
-  const uint64_t tiles = (s.packed_rows + 63) / 64 + (tail ? 1 : 0);
+  s.tail_row = static_cast<int>(s.packed_rows * static_cast<uint64_t>(s.pack));
+  s.tail = static_cast<uint64_t>(s.tail_row) < static_cast<uint64_t>(c.rows);
+  s.full_tiles = static_cast<uint32_t>((s.packed_rows + 63) / 64);
+  const uint64_t tiles = uint64_t{s.full_tiles} + (s.tail ? 1 : 0);
   const uint64_t warpgroups = s.threads / 128;
   s.blocks = static_cast<unsigned>(
       std::min<uint64_t>(static_cast<uint64_t>(sms), (tiles + warpgroups - 1) / warpgroups));
@@ -441,7 +468,6 @@ std::string FusedMlpSm90::describe() const {
 void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
   State& s = *state_;
   const uint64_t rows = static_cast<uint64_t>(config_.rows);
-  const int tail_row = static_cast<int>(s.packed_rows * static_cast<uint64_t>(s.pack));
   // Per buffer: the packed view (when it has a full row) and the tail's rows (when there are
   // any; otherwise a copy of the first, never used).
   auto maps = [&](const void* base) {
@@ -450,7 +476,7 @@ void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
       m.first = encode_tma_map_rows(base, rows, static_cast<uint64_t>(s.width), 64);
     else if (s.packed_rows > 0)
       m.first = encode_tma_map_128b(base, s.packed_rows, static_cast<uint64_t>(s.cols), 64);
-    if (static_cast<uint64_t>(tail_row) < rows)
+    if (s.tail)
       m.second = encode_tma_map_rows(base, rows, static_cast<uint64_t>(s.width),
                                      static_cast<uint32_t>(s.pack));
     else
@@ -468,11 +494,10 @@ void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
     p.weights[l] = s.weights[static_cast<size_t>(l)];
     p.biases[l] = s.biases.empty() ? nullptr : s.biases[static_cast<size_t>(l)];
   }
-  const uint32_t full_tiles = static_cast<uint32_t>((s.packed_rows + 63) / 64);
-  const bool tail = static_cast<uint64_t>(tail_row) < rows;
-  p.tiles = full_tiles + (tail ? 1 : 0);
-  p.tail_tile = tail ? full_tiles : kNoTail;
-  p.tail_row = tail_row;
+  p.tiles = s.full_tiles + (s.tail ? 1 : 0);
+  p.tail_tile = s.tail ? s.full_tiles : kNoTail;
+  p.tail_row = s.tail_row;
+  p.act_out = s.act_out ? 1 : 0;
   s.kernel<<<s.blocks, s.threads, s.smem, stream>>>(in->second.first, out->second.first,
                                                     in->second.second, out->second.second, p);
   FS_CUDA_LAUNCHED("fused_mlp_sm90");

@@ -22,8 +22,9 @@ class FusedMlpSm90 {
   static bool applies(const MlpConfig& c, int device);
   static constexpr int kMaxLayers = 8;
 
+  // activate_output: the activation on the last layer too (a segment of a longer MLP).
   FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
-               std::vector<const void*> biases, int device);
+               std::vector<const void*> biases, int device, bool activate_output = false);
   ~FusedMlpSm90();
   FusedMlpSm90(const FusedMlpSm90&) = delete;
   FusedMlpSm90& operator=(const FusedMlpSm90&) = delete;

@@ -1,7 +1,8 @@
 // Which ops of one run a fused op of the other covers. The kernels' plans name a fused op by
 // joining the ops it replaces (kernels/src/plan.cpp): "gate_up+gelu-tanh*mul" covers gate, up,
 // gelu-tanh and mul; "gelu-tanh*mul" covers gelu-tanh and mul; "layer0.linear+relu" covers
-// layer0.linear and layer0.relu; a fully fused MLP's one op "mlp" covers every op. The
+// layer0.linear and layer0.relu; a fully fused MLP's one op "mlp" (or its kernels' ops
+// "mlp.layers1-5", "mlp.layers6-8" when its weights take several) covers every op. The
 // comparison uses it to show "gate, gelu-tanh, up, mul -> gated GEMM" as one row instead of four
 // ops "only in A" and one "only in B".
 #pragma once
@@ -19,7 +20,7 @@ namespace fusionscope::analysis {
 // vocabulary (anything but letters, digits, '.', '-', '+', '*', '_', e.g. "aten::mm") stay whole.
 std::vector<std::string> op_parts(std::string_view op);
 
-// Ops whose name stands for the whole network (a fully fused MLP): "mlp".
+// Ops whose name stands for the whole network (a fully fused MLP): "mlp", "mlp.layersA-B".
 bool covers_everything(std::string_view op);
 
 // Groups of ops that appear in only one of two runs, joined when they share a part (or one side
