@@ -231,16 +231,17 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
   // 16-byte chunk c of row n at chunk c ^ (n % 8) (128-byte swizzle); block-diagonal when packed
   // (a chunk never straddles two blocks: widths are multiples of 8). Biases repeated when packed
-  // (zeros without bias).
+  // (zeros without bias). Asynchronous copies (zero-filled off the blocks), all in flight at
+  // once: a load-then-store loop waited for the L2 once per pass, several microseconds of a
+  // kernel that moves the whole input in ~100.
   for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
     const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
-    uint4 v{0, 0, 0, 0};
     const T* src = static_cast<const T*>(p.weights[l]);
-    if (G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W)  // zeros pad a dense width
-      v = *reinterpret_cast<const uint4*>(src + (n % W) * W + c * 8 % W);
-    *reinterpret_cast<uint4*>(weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) +
-                              swizzled(n, c % 8)) = v;
+    const bool data = G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W;  // else zeros
+    cp_async_16(weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8),
+                data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
   }
+  cp_async_commit();
   for (int i = threadIdx.x; i < p.layers * kCols; i += G::kThreads) {
     const int l = i / kCols, n = i % kCols;
     const T* b = static_cast<const T*>(p.biases[l]);
@@ -250,6 +251,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     else
       reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
   }
+  cp_async_wait<0>();
   fence_proxy_async();  // wgmma reads what these threads wrote
   __syncthreads();
 
