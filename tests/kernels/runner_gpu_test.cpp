@@ -220,37 +220,28 @@ TEST(RunnerGpuPresets, FullyFusedWidthBuckets) {
 // rows that are only a tail, 2 to 8 layers, both dtypes; an unwritten row would show as non-finite.
 TEST(RunnerGpuPresets, FullyFusedHopperWidths) {
   FUSIONSCOPE_REQUIRE_GPU();
-  for (auto dt : {fk::DType::kFp16, fk::DType::kBf16}) {
-    expect_correct(make(fk::MlpKind::kMlp, 100003, std::vector<int64_t>(6, 16), true, dt,
-                        fk::Activation::kRelu),
-                   fk::Variant::kFullyFused);
-    expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(3, 32), false, dt,
-                        fk::Activation::kGeluTanh),
-                   fk::Variant::kFullyFused);
-    expect_correct(
-        make(fk::MlpKind::kMlp, 3, std::vector<int64_t>(9, 16), true, dt, fk::Activation::kSilu),
-        fk::Variant::kFullyFused);
-    expect_correct(
-        make(fk::MlpKind::kMlp, 4097, std::vector<int64_t>(9, 32), true, dt, fk::Activation::kRelu),
-        fk::Variant::kFullyFused);
-    // 48 and 96 wide: rows as they are, the MMAs padded to 64 and 128.
-    expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(6, 48), true, dt,
-                        fk::Activation::kRelu),
-                   fk::Variant::kFullyFused);
-    expect_correct(make(fk::MlpKind::kMlp, 4099, std::vector<int64_t>(9, 48), false, dt,
-                        fk::Activation::kSilu),
-                   fk::Variant::kFullyFused);
-    expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(6, 96), true, dt,
-                        fk::Activation::kGeluTanh),
-                   fk::Variant::kFullyFused);
-    // 128 wide: 1 and 5 layers (the most whose weights fit in shared memory).
-    expect_correct(make(fk::MlpKind::kMlp, 65537, std::vector<int64_t>(6, 128), false, dt,
-                        fk::Activation::kGeluTanh),
-                   fk::Variant::kFullyFused);
-    expect_correct(make(fk::MlpKind::kMlp, 1000, std::vector<int64_t>(2, 128), true, dt,
-                        fk::Activation::kRelu),
-                   fk::Variant::kFullyFused);
-  }
+  struct Case {
+    int64_t rows, width;
+    size_t layers;
+    bool bias;
+    fk::Activation act;
+  };
+  const Case cases[] = {
+      {100003, 16, 5, true, fk::Activation::kRelu},      // packed 4 to a row, a tail of 3
+      {65537, 32, 2, false, fk::Activation::kGeluTanh},  // packed 2 to a row, a tail of 1
+      {3, 16, 8, true, fk::Activation::kSilu},           // only a tail
+      {4097, 32, 8, true, fk::Activation::kRelu},
+      {65537, 48, 5, true, fk::Activation::kRelu},  // 48 and 96: padded MMAs
+      {4099, 48, 8, false, fk::Activation::kSilu},
+      {65537, 96, 5, true, fk::Activation::kGeluTanh},
+      {65537, 128, 5, false, fk::Activation::kGeluTanh},  // the most whose weights fit
+      {1000, 128, 1, true, fk::Activation::kRelu},
+  };
+  for (auto dt : {fk::DType::kFp16, fk::DType::kBf16})
+    for (const Case& k : cases)
+      expect_correct(make(fk::MlpKind::kMlp, k.rows, std::vector<int64_t>(k.layers + 1, k.width),
+                          k.bias, dt, k.act),
+                     fk::Variant::kFullyFused);
 }
 
 // Layers whose weights do not fit in one block's shared memory (6 or more at 128 wide, or a deep
