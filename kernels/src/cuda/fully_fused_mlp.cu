@@ -249,8 +249,6 @@ FullyFusedMlp::FullyFusedMlp(const MlpConfig& c, std::vector<const void*> weight
       segments_.push_back(std::make_unique<FullyFusedMlp>(fused_segment_config(c, s), w, b, device,
                                                           std::vector<void*>{},
                                                           !last_segment || act_out_));
-      segment_layers_.push_back("layers " + std::to_string(s.first + 1) + "-" +
-                                std::to_string(s.last));
     }
     return;
   }
@@ -306,11 +304,13 @@ void FullyFusedMlp::run_kernel(size_t i, const void* input, void* output,
 
 std::string FullyFusedMlp::describe() const {
   if (!segments_.empty()) {
+    const auto layers = fused_segments(config_);
     std::string s = std::to_string(segments_.size()) +
                     " fully fused kernels (the weights do not fit in one block's shared memory), "
                     "activations between them in device memory:";
     for (size_t i = 0; i < segments_.size(); ++i)
-      s += (i ? "; " : " ") + segment_layers_[i] + ": " + segments_[i]->describe();
+      s += (i ? "; layers " : " layers ") + std::to_string(layers[i].first + 1) + "-" +
+           std::to_string(layers[i].last) + ": " + segments_[i]->describe();
     return s;
   }
   if (sm90_) return sm90_->describe();

@@ -53,8 +53,7 @@ class FullyFusedMlp {
   bool act_out_ = false;
   std::unique_ptr<FusedMlpSm90> sm90_;  // set when FusedMlpSm90::applies()
   // Several kernels: each segment's own FullyFusedMlp, and the buffers between them.
-  std::vector<std::unique_ptr<FullyFusedMlp>> segments_;
-  std::vector<std::string> segment_layers_;  // "layers 1-5" for describe()
+  std::vector<std::unique_ptr<FullyFusedMlp>> segments_;  // as fused_segments(config_)
   std::vector<void*> scratch_;
 };
 
