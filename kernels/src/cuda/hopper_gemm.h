@@ -109,7 +109,8 @@ HopperTuning tune_hopper_gemm(DType dtype, Activation act, uint64_t rows, uint64
                               cudaStream_t stream,
                               const std::function<void(cudaStream_t)>& reference = {});
 
-// Best of a few launches of f (after one warm-up), in microseconds.
+// Best of a few launches of f (after one warm-up), in microseconds of the GPU's time: each
+// launch waits behind a GPU-side delay, so the host's cost of submitting it is not counted.
 double best_launch_us(const std::function<void(cudaStream_t)>& f, cudaStream_t stream,
                       int launches = 3);
 

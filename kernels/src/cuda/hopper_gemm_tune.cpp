@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "cuda_check.h"
+#include "gpu_delay.h"
 #include "hopper_gemm.h"
 
 namespace fusionscope::kernels::detail {
@@ -54,6 +55,10 @@ std::vector<HopperGemmConfig> hopper_gemm_candidates(Activation act) {
   return c;
 }
 
+// Longer than the host takes to submit two events and one launch, with room for a profiler's
+// interception of the launch.
+constexpr uint32_t kSubmitCoverUs = 500;
+
 double best_launch_us(const std::function<void(cudaStream_t)>& f, cudaStream_t stream,
                       int launches) {
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -63,6 +68,10 @@ double best_launch_us(const std::function<void(cudaStream_t)>& f, cudaStream_t s
   try {
     f(stream);  // warm-up: module load, descriptors
     for (int i = 0; i < launches; ++i) {
+      // Without it, where submitting f takes the host longer than the kernel before it runs
+      // (a profiler intercepting every launch, say), the start event fires on an idle GPU and
+      // the submission is timed as if it were f's: the choice would depend on the host.
+      launch_gpu_delay(kSubmitCoverUs, stream);
       FS_CUDA(cudaEventRecord(start, stream));
       f(stream);
       FS_CUDA(cudaEventRecord(stop, stream));
