@@ -1,17 +1,21 @@
 // Times each variant of the chosen configurations with CUDA events (median of many iterations,
 // inputs rotated through enough copies to defeat the L2 when they would fit in it) and prints a
 // table next to the floor the plan predicts. Also measures host time per forward pass (launches
-// enqueued without a graph, NVTX off).
+// enqueued without a graph, NVTX off), and with --copy-ceiling what the memory does with the same
+// bytes and nothing else: a device-to-device copy of the configuration's input plus output.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "buffers.h"
 #include "executor.h"
 #include "fusionscope/kernels/runner.h"
 
@@ -34,6 +38,62 @@ double host_us_per_forward(const fk::MlpConfig& c, fk::Variant v, fk::GatedGemmP
   return std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
 }
 
+// Median microseconds of cudaMemcpyAsync moving as many bytes as one forward pass of `c` reads
+// and writes at least (half the input plus output read, as much written), timed like the runner
+// times a pass (an event between copies), with the sources rotated under the runner's rule so
+// that neither is served from the L2 where the pass is not. The memory's reachable rate for these
+// bytes: the floor's 100% counts the peak, which no access pattern reaches.
+double copy_us(const fk::MlpConfig& c, const fk::DeviceInfo& dev, int warmup, int iters) {
+  const auto shapes = fk::detail::layer_shapes(c);
+  const size_t bytes = static_cast<size_t>(c.rows) *
+                       static_cast<size_t>(shapes.front().in + shapes.back().out) *
+                       fk::dtype_bytes(c.dtype);
+  const size_t half = (bytes / 2 + 255) / 256 * 256;
+  const double l2 = static_cast<double>(dev.l2_bytes);
+  const int sets = static_cast<double>(bytes) * 2 > l2
+                       ? 1
+                       : static_cast<int>(std::min(256.0, std::ceil(3 * l2 / double(bytes))));
+  std::vector<void*> src(static_cast<size_t>(sets), nullptr), dst(src);
+  auto release = [&] {
+    for (auto* p : src) cudaFree(p);
+    for (auto* p : dst) cudaFree(p);
+  };
+  for (int i = 0; i < sets; ++i)
+    if (cudaMalloc(&src[static_cast<size_t>(i)], half) != cudaSuccess ||
+        cudaMalloc(&dst[static_cast<size_t>(i)], half) != cudaSuccess) {
+      release();
+      throw std::runtime_error("copy ceiling: out of device memory");
+    }
+  cudaStream_t s = nullptr;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  auto copy = [&](int i) {
+    const auto k = static_cast<size_t>(i % sets);
+    cudaMemcpyAsync(dst[k], src[k], half, cudaMemcpyDeviceToDevice, s);
+  };
+  for (int i = 0; i < warmup; ++i) copy(i);
+  std::vector<cudaEvent_t> ev(static_cast<size_t>(iters) + 1);
+  for (auto& e : ev) cudaEventCreate(&e);
+  cudaEventRecord(ev[0], s);
+  for (int i = 0; i < iters; ++i) {
+    copy(warmup + i);
+    cudaEventRecord(ev[static_cast<size_t>(i) + 1], s);
+  }
+  const cudaError_t err = cudaStreamSynchronize(s);
+  std::vector<double> us;
+  for (size_t i = 0; i + 1 < ev.size() && err == cudaSuccess; ++i) {
+    float ms = 0;
+    cudaEventElapsedTime(&ms, ev[i], ev[i + 1]);
+    us.push_back(ms * 1e3);
+  }
+  for (auto e : ev) cudaEventDestroy(e);
+  cudaStreamDestroy(s);
+  release();
+  if (err != cudaSuccess || us.empty())
+    throw std::runtime_error(std::string("copy ceiling: ") + cudaGetErrorString(err));
+  std::nth_element(us.begin(), us.begin() + static_cast<long>(us.size() / 2), us.end());
+  return us[us.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -43,6 +103,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> config_jsons;
   int warmup = 20, iters = 200, input_sets = 0, host_iters = 2000;
   bool graph = false, print_config = false, no_host = false, no_check = false;
+  bool copy_ceiling = false;
   uint64_t check_rows = 0;
   std::string json_out, path_name = "auto", pin_kernels;
   app.add_option("--preset", preset_names,
@@ -60,6 +121,9 @@ int main(int argc, char** argv) {
                  "they apply to the gated-gemm variant, the others run as they would");
   app.add_flag("--graph", graph, "replay a CUDA graph per iteration");
   app.add_flag("--no-host-time", no_host, "skip the host-time measurement");
+  app.add_flag("--copy-ceiling", copy_ceiling,
+               "also time a device-to-device copy of each configuration's input + output bytes "
+               "(a row `d2d copy`: what the memory reaches on those bytes alone)");
   app.add_flag("--no-check", no_check, "skip the check against the fp32 reference");
   app.add_option("--check-rows", check_rows,
                  "check only the first and last N/2 rows (0: every row)");
@@ -108,6 +172,26 @@ int main(int argc, char** argv) {
               "floor us", "median us", "min us", "TFLOP/s", "GB/s", "host us", "rel err", "check");
   int failures = 0;
   for (const auto& c : configs) {
+    if (copy_ceiling) {
+      try {
+        const double ceiling_us = copy_us(c, dev, warmup, iters);
+        const auto shapes = fk::detail::layer_shapes(c);
+        const double bytes = static_cast<double>(c.rows) *
+                             static_cast<double>(shapes.front().in + shapes.back().out) *
+                             static_cast<double>(fk::dtype_bytes(c.dtype));
+        std::printf("%-12s %-16s %4d %10.1f %10.1f %10s %8s %8.0f\n",
+                    c.name.empty() ? "custom" : c.name.c_str(), "d2d copy", 1,
+                    bytes / dev.memory_bandwidth_bytes_per_s * 1e6, ceiling_us, "-", "-",
+                    bytes / ceiling_us / 1e3);
+        results.push_back({{"config", nlohmann::json::parse(fk::to_json(c))},
+                           {"variant", "d2d-copy"},
+                           {"median_us", ceiling_us},
+                           {"bytes", bytes},
+                           {"floor_us", bytes / dev.memory_bandwidth_bytes_per_s * 1e6}});
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+      }
+    }
     std::vector<fk::Variant> variants;
     if (variant_names.empty()) {
       variants = fk::all_variants();

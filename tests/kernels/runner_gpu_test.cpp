@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 #include "fusionscope/kernels/runner.h"
@@ -136,51 +137,59 @@ TEST(RunnerGpuSmall, GraphModeMatches) {
 }
 
 // One tiny run per variant and kernel path: what compute-sanitizer (memcheck, racecheck,
-// synccheck) runs, where full sizes would take too long under instrumentation.
+// synccheck) runs, where full sizes would take too long under instrumentation. A case without a
+// variant runs every variant its configuration supports.
+struct SanitizeCase {
+  const char* what;
+  fk::MlpConfig config;
+  std::optional<fk::Variant> variant;
+  fk::GatedGemmPath path = fk::GatedGemmPath::kAuto;
+};
+
 TEST(RunnerGpuSanitize, EveryVariantOnce) {
   FUSIONSCOPE_REQUIRE_GPU();
-  fk::RunOptions o;
-  o.warmup_iterations = 0;
-  o.timed_iterations = 1;
-  expect_all_variants_correct(
-      make(fk::MlpKind::kGated, 136, {64, 136}, false, fk::DType::kBf16, fk::Activation::kGeluTanh),
-      o);
-  o.gated_path = fk::GatedGemmPath::kAmpereMmaSync;
-  expect_correct(
-      make(fk::MlpKind::kGated, 136, {64, 136}, false, fk::DType::kFp16, fk::Activation::kSilu),
-      fk::Variant::kGatedGemm, o);
-  o.gated_path = fk::GatedGemmPath::kAuto;
-  expect_all_variants_correct(
-      make(fk::MlpKind::kMlp, 100, {32, 64, 32}, true, fk::DType::kFp16, fk::Activation::kRelu), o);
-  expect_correct(
-      make(fk::MlpKind::kMlp, 40, {128, 112, 128}, true, fk::DType::kBf16, fk::Activation::kSilu),
-      fk::Variant::kFullyFused, o);
-  // All 64 wide: the wgmma kernel on Hopper.
-  expect_correct(
-      make(fk::MlpKind::kMlp, 300, {64, 64, 64, 64}, true, fk::DType::kFp16, fk::Activation::kRelu),
-      fk::Variant::kFullyFused, o);
-  // 128 wide on Hopper: 2 warpgroups, the output staged in the input's stage.
-  expect_correct(make(fk::MlpKind::kMlp, 300, std::vector<int64_t>(4, 128), true, fk::DType::kFp16,
-                      fk::Activation::kSilu),
-                 fk::Variant::kFullyFused, o);
-  // 48 and 96 wide on Hopper: dense rows, a partial last tile.
-  expect_correct(make(fk::MlpKind::kMlp, 100, std::vector<int64_t>(3, 48), true, fk::DType::kBf16,
-                      fk::Activation::kRelu),
-                 fk::Variant::kFullyFused, o);
-  expect_correct(make(fk::MlpKind::kMlp, 100, std::vector<int64_t>(3, 96), true, fk::DType::kFp16,
-                      fk::Activation::kGeluTanh),
-                 fk::Variant::kFullyFused, o);
-  // 11 layers of 128: three kernels, two buffers between them in turn.
-  expect_correct(make(fk::MlpKind::kMlp, 300, std::vector<int64_t>(12, 128), true, fk::DType::kBf16,
-                      fk::Activation::kRelu),
-                 fk::Variant::kFullyFused, o);
-  // 16 wide on Hopper: one packed row of 4 and a tail of 3.
-  expect_correct(make(fk::MlpKind::kMlp, 7, std::vector<int64_t>(4, 16), true, fk::DType::kBf16,
-                      fk::Activation::kGeluTanh),
-                 fk::Variant::kFullyFused, o);
-  expect_correct(
-      make(fk::MlpKind::kLinear, 24, {16, 8}, true, fk::DType::kFp32, fk::Activation::kNone),
-      fk::Variant::kEager, o);
+  using K = fk::MlpKind;
+  using D = fk::DType;
+  using A = fk::Activation;
+  const auto fused = fk::Variant::kFullyFused;
+  const SanitizeCase cases[] = {
+      {"gated, hidden not a multiple of a tile",
+       make(K::kGated, 136, {64, 136}, false, D::kBf16, A::kGeluTanh),
+       {}},
+      {"gated, the sm_80 kernel", make(K::kGated, 136, {64, 136}, false, D::kFp16, A::kSilu),
+       fk::Variant::kGatedGemm, fk::GatedGemmPath::kAmpereMmaSync},
+      {"mlp, mixed widths", make(K::kMlp, 100, {32, 64, 32}, true, D::kFp16, A::kRelu), {}},
+      {"mma.sync fully fused", make(K::kMlp, 40, {128, 112, 128}, true, D::kBf16, A::kSilu), fused},
+      {"64 wide: the wgmma kernel", make(K::kMlp, 300, {64, 64, 64, 64}, true, D::kFp16, A::kRelu),
+       fused},
+      {"128 wide: 2 warpgroups, output staged in the input's stage",
+       make(K::kMlp, 300, std::vector<int64_t>(4, 128), true, D::kFp16, A::kSilu), fused},
+      {"48 wide: dense rows, a partial last tile",
+       make(K::kMlp, 100, std::vector<int64_t>(3, 48), true, D::kBf16, A::kRelu), fused},
+      {"96 wide: dense rows, a partial last tile",
+       make(K::kMlp, 100, std::vector<int64_t>(3, 96), true, D::kFp16, A::kGeluTanh), fused},
+      {"11 layers of 128: three kernels, two buffers in turn",
+       make(K::kMlp, 300, std::vector<int64_t>(12, 128), true, D::kBf16, A::kRelu), fused},
+      {"16 wide: one packed row of 4 and a tail of 3",
+       make(K::kMlp, 7, std::vector<int64_t>(4, 16), true, D::kBf16, A::kGeluTanh), fused},
+      {"32 wide: packed 2 to a row, a tail of 1",
+       make(K::kMlp, 301, std::vector<int64_t>(4, 32), true, D::kFp16, A::kSilu), fused},
+      {"64 wide, more tiles than warpgroups: each takes several in turn",
+       make(K::kMlp, 40000, std::vector<int64_t>(3, 64), true, D::kBf16, A::kRelu), fused},
+      {"fp32 eager linear", make(K::kLinear, 24, {16, 8}, true, D::kFp32, A::kNone),
+       fk::Variant::kEager},
+  };
+  for (const auto& k : cases) {
+    SCOPED_TRACE(k.what);
+    fk::RunOptions o;
+    o.warmup_iterations = 0;
+    o.timed_iterations = 1;
+    o.gated_path = k.path;
+    if (k.variant)
+      expect_correct(k.config, *k.variant, o);
+    else
+      expect_all_variants_correct(k.config, o);
+  }
 }
 
 // The reference workloads at full size.

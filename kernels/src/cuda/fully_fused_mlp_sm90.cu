@@ -199,7 +199,10 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   const int warp = tid / 32, lane = tid % 32;
   uint8_t* stages = tiles + wg * G::kPerWarpgroup;
   uint64_t* my_full = full + wg * kStages;
-  const uint32_t first = blockIdx.x * G::kWarpgroups + wg;
+  // Workers numbered warpgroup-major, so that the tiles left over after whole rounds (tiles %
+  // workers) go one to an SM before any SM takes a second: SMs then differ by at most one tile,
+  // where block-major numbering gave the first SMs one tile per warpgroup more than the last.
+  const uint32_t first = wg * gridDim.x + blockIdx.x;
   const uint32_t step = gridDim.x * G::kWarpgroups;
 
   // The tail tile brings its rows (one packed row, zeros past the end) into the tile's row 0,
