@@ -224,7 +224,7 @@ TEST(RunnerGpuPresets, FullyFusedWidthBuckets) {
 }
 
 // All 16 or all 32 wide: on Hopper, 4 or 2 rows packed into each 64-wide row of the wgmma
-// kernel; all 48 or 96 wide: rows as they are with the MMAs padded to 64 or 128; all 128 wide:
+// kernel; all 48 or 96 wide: rows as they are, n64 or n96 MMAs; all 128 wide:
 // its 2-warpgroup form. Rows that leave a partial packed row (the tail tile),
 // rows that are only a tail, 2 to 8 layers, both dtypes; an unwritten row would show as non-finite.
 TEST(RunnerGpuPresets, FullyFusedHopperWidths) {
