@@ -9,7 +9,8 @@ runner uses). Every contender is timed once per round, --rounds rounds (default 
 place further along each round: the H100's clock follows its power draw (under the 700 W cap it
 swings by 10-20% within a second) and its temperature, so each side is timed in turn under the
 same recent load, and the figure is the median of the rounds. Prints one table per
-configuration with the ratios, and checks the presets' targets (PRESET_TARGETS: gated-gemm at
+configuration with the ratios and the mean SM clock and power draw of each contender's windows
+(nvidia-smi sampled every 50 ms, see gpu_clock.py), and checks the presets' targets (PRESET_TARGETS: gated-gemm at
 least TARGET_POST x torch.compile on geglu-post, fully-fused at least 7x eager on mlp-narrow).
 
   python3 scripts/bench_vs_torch.py --bench build/bench/kernels/kernels_bench \
@@ -32,11 +33,13 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
 
 import ncu_kernels
+from gpu_clock import GpuSampler, smi_index
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -238,9 +241,10 @@ class Mlp:
             self.h = None
 
 
-def timed_rounds(contenders, warmup, iters, rounds, min_window_ms=0):
+def timed_rounds(contenders, warmup, iters, rounds, min_window_ms=0, sampler=None):
     """contenders: {name: (fn, inputs)}. Every contender once per round, the order rotated by one
-    each round; returns ({name: [median us of each round]}, iterations per window). Each window
+    each round; returns ({name: [median us of each round]}, iterations per window, {name: [(mean
+    MHz, mean W) of each round's window, or None]}). Each window
     has at least `iters` passes, and more for fast shapes, so that it lasts min_window_ms: the
     clock swings with the power draw within a second, and a window of a few milliseconds would
     catch one point of the swing."""
@@ -249,11 +253,30 @@ def timed_rounds(contenders, warmup, iters, rounds, min_window_ms=0):
         fastest = min(time_fn(fn, inputs, warmup, 20) for fn, inputs in contenders.values())
         iters = max(iters, math.ceil(min_window_ms * 1e3 / fastest))
     out = {n: [] for n in names}
+    clocks = {n: [] for n in names}
     for r in range(rounds):
         for n in names[r % len(names):] + names[:r % len(names)]:
             fn, inputs = contenders[n]
+            t0 = time.monotonic()
             out[n].append(time_fn(fn, inputs, warmup, iters))
-    return out, iters
+            clocks[n].append(sampler.window(t0, time.monotonic()) if sampler else None)
+    return out, iters, clocks
+
+
+def median_clock(windows):
+    """(MHz, W) medians over a contender's windows that have samples, or None."""
+    got = [w for w in windows if w]
+    if not got:
+        return None
+    return statistics.median(m for m, _ in got), statistics.median(w for _, w in got)
+
+
+def clock_text(c):
+    return f"{c[0]:>6.0f} {c[1]:>5.0f}" if c else f"{'-':>6} {'-':>5}"
+
+
+def clock_words(c):
+    return f"{c[0]:.0f} MHz {c[1]:.0f} W" if c else "not sampled"
 
 
 OUR_VARIANTS = ["eager", "epilogue", "pointwise-fused", "gated-gemm", "fully-fused"]
@@ -306,17 +329,19 @@ def presets_mode(args, l2, ours):
         failed |= not all_set_up
         for v, m in mine.items():
             contenders["ours " + v] = (m.forward, list(range(m.sets)))
-        rounds, iters = timed_rounds(contenders, args.warmup, args.iters, args.rounds,
-                                     args.min_window_ms)
+        rounds, iters, clocks = timed_rounds(contenders, args.warmup, args.iters, args.rounds,
+                                             args.min_window_ms, args.sampler)
         t = {n: statistics.median(v) for n, v in rounds.items()}
         eager, comp = t["torch eager"], t["torch.compile"]
         print(f"  ({sets} input copies; median of {args.rounds} rounds of {iters} passes each)")
-        print(f"  {'what':<26} {'median us':>10} {'vs eager':>9} {'vs compile':>11}  check")
+        print(f"  {'what':<26} {'median us':>10} {'vs eager':>9} {'vs compile':>11} {'MHz':>6} "
+              f"{'W':>5}  check")
         for n, us in t.items():
             m = mine.get(n[5:]) if n.startswith("ours ") else None
             check = "" if m is None else f"  rel {m.rel_error:.2e} {'ok' if m.passed else 'FAILED'}"
             failed |= m is not None and not m.passed
-            print(f"  {n:<26} {us:>10.1f} {eager / us:>8.2f}x {comp / us:>10.2f}x{check}")
+            print(f"  {n:<26} {us:>10.1f} {eager / us:>8.2f}x {comp / us:>10.2f}x "
+                  f"{clock_text(median_clock(clocks[n]))}{check}")
         target = PRESET_TARGETS.get(cfg["name"])
         if target and "ours " + target[0] in t:
             mine_v, theirs, need = target
@@ -328,7 +353,7 @@ def presets_mode(args, l2, ours):
         elif target:
             failed = True
             print(f"  target: {target[0]} did not run", file=sys.stderr)
-        report.append({"config": cfg, "us": t, "rounds_us": rounds,
+        report.append({"config": cfg, "us": t, "rounds_us": rounds, "rounds_mhz_w": clocks,
                        "ours": {v: {"kernel_path": m.kernel_path, "rel_error": m.rel_error,
                                     "passed": m.passed} for v, m in mine.items()}})
         for m in mine.values():
@@ -362,13 +387,13 @@ def sweep_mode(args, l2, ours):
         contenders = {"eager": (model, inputs), "compile": (compiled, inputs)}
         for v, m in mine.items():
             contenders["ours " + v] = (m.forward, list(range(m.sets)))
-        rounds, iters = timed_rounds(contenders, args.warmup, args.iters, args.rounds,
-                                     args.min_window_ms)
+        rounds, iters, clocks = timed_rounds(contenders, args.warmup, args.iters, args.rounds,
+                                             args.min_window_ms, args.sampler)
         med = {n: statistics.median(v) for n, v in rounds.items()}
         t = {"eager": med["eager"], "compile": med["compile"]}
         gated_us, eager_us = med.get("ours gated-gemm"), med.get("ours eager")
         row = {"shape": sh, "torch_us": t, "gated_us": gated_us, "eager_us": eager_us,
-               "rounds_us": rounds, "iterations": iters, "passed": bool(g and g.passed and e and e.passed),
+               "rounds_us": rounds, "rounds_mhz_w": clocks, "iterations": iters, "passed": bool(g and g.passed and e and e.passed),
                "rel_error": {v: m.rel_error for v, m in mine.items()},
                "kernel_path": g and g.kernel_path, "kernel_choices": g.kernel_choices if g else ""}
         # Compile over gated within each round: the two ran seconds apart under the same load.
@@ -394,7 +419,9 @@ def sweep_mode(args, l2, ours):
               f"{t['compile']:.1f} us, ours eager {eager_us or 0:.1f} us, gated-gemm "
               f"{gated_us or 0:.1f} us; {iters} passes a window; rounds: compile {fmt(rounds['compile'])}, gated "
               f"{fmt(rounds.get('ours gated-gemm', []))}; compile / gated per round "
-              f"{', '.join(f'{x:.3f}' for x in row['round_ratios'])}; kernels "
+              f"{', '.join(f'{x:.3f}' for x in row['round_ratios'])}; GPU during compile "
+              f"{clock_words(median_clock(clocks['compile']))}, during gated "
+              f"{clock_words(median_clock(clocks.get('ours gated-gemm', [])))}; kernels "
               f"{row['kernel_choices']}", flush=True)
         for m in mine.values():
             m.close()
@@ -464,13 +491,19 @@ def main():
               f"give --lib)", file=sys.stderr)
         return 2
 
+    args.sampler = GpuSampler(smi_index(str(getattr(props, "uuid", "") or "")))
+    if args.sampler.proc is None:
+        print("(no clock or power figures: nvidia-smi cannot sample this GPU)", file=sys.stderr)
     report, failed = {}, False
-    if args.preset or not args.sweep:
-        report["presets"], f = presets_mode(args, l2, ours)
-        failed |= f
-    if args.sweep:
-        report["sweep"], f = sweep_mode(args, l2, ours)
-        failed |= f
+    try:
+        if args.preset or not args.sweep:
+            report["presets"], f = presets_mode(args, l2, ours)
+            failed |= f
+        if args.sweep:
+            report["sweep"], f = sweep_mode(args, l2, ours)
+            failed |= f
+    finally:
+        args.sampler.close()
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
