@@ -35,6 +35,7 @@ struct CaptureOptions {
   bool counters = false;
   bool pm_sampling = false;
   int pm_interval_us = -1;
+  int rounds = 0;  // 0: the job file's, else 1
   // `capture [options] -- COMMAND`: a program captured through injection.
   std::vector<std::string> command;
   std::string name;
@@ -58,6 +59,7 @@ int run_command_capture(const CaptureOptions& o) {
   if (o.graph) clash = "--graph";
   if (o.verify) clash = "--verify";
   if (o.no_trace) clash = "--no-trace";
+  if (o.rounds > 0) clash = "--rounds";
   if (!clash.empty()) {
     std::fprintf(stderr,
                  "fusionscope capture: %s runs fusionscope's own configurations; it does not go "
@@ -117,6 +119,7 @@ lab::JobFile make_job(const CaptureOptions& o) {
     const auto variants = lab::parse_variant_list(o.variants.empty() ? "all" : o.variants);
     file.job.runs = lab::expand({*preset}, variants, &file.skipped);
   }
+  file.job.runs = lab::in_rounds(file.job.runs, o.rounds > 0 ? o.rounds : file.rounds);
   if (o.iterations >= 0) file.job.iterations = o.iterations;
   if (o.warmup >= 0) file.job.warmup = o.warmup;
   if (o.graph) file.job.cuda_graph = true;
@@ -249,6 +252,11 @@ void add_capture_command(CLI::App& app) {
                   "Warm-up iterations per run (default 5); with a command: its first N iteration "
                   "ranges count as warm-up (default 0)")
       ->check(integer_in(0, 100000));
+  cmd->add_option("--rounds", opt->rounds,
+                  "Run the job N times over, each round starting one run further along, the runs "
+                  "named (round K): variants compared over rounds, not by when each ran (the "
+                  "GPU's clock follows its power draw)")
+      ->check(integer_in(1, 100));
   cmd->add_flag("--graph", opt->graph, "Replay each forward pass from a CUDA graph");
   cmd->add_flag("--verify", opt->verify, "Check each run's output against the fp32 reference");
   cmd->add_flag("--append", opt->append, "Add runs to an existing session");

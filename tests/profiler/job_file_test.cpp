@@ -41,6 +41,8 @@ TEST(JobFile, PresetsConfigurationsAndVariants) {
 
 TEST(JobFile, DefaultsAreAllVariantsAndTheLabsIterationCounts) {
   const JobFile f = parse_job_file(R"({"configurations": ["mlp-narrow"]})");
+  EXPECT_EQ(f.rounds, 1);
+  EXPECT_EQ(parse_job_file(R"({"rounds": 4, "configurations": ["mlp-narrow"]})").rounds, 4);
   const CaptureJob defaults;
   EXPECT_EQ(f.job.warmup, defaults.warmup);
   EXPECT_EQ(f.job.iterations, defaults.iterations);
@@ -68,6 +70,8 @@ TEST(JobFile, MistakesAreNamed) {
       error_of(R"({"configurations": ["geglu-post"], "variants": ["fastest"]})").find("fastest"),
       std::string::npos);
   EXPECT_NE(error_of(R"({"configurations": ["geglu-post"], "iterations": 0})").find("between 1"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"configurations": ["geglu-post"], "rounds": 0})").find("rounds"),
             std::string::npos);
   EXPECT_NE(
       error_of(

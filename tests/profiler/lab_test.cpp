@@ -192,6 +192,40 @@ TEST(Lab, DroppedRecordsAreStoredWithTheRun) {
   EXPECT_EQ(runs[0].trace_status, "CUPTI dropped records");
 }
 
+TEST(Lab, RunsInRoundsStartOneFurtherAlongEachRoundAndAreNamedByRound) {
+  const CaptureJob one = geglu_job();  // eager, pointwise-fused
+  EXPECT_EQ(in_rounds(one.runs, 1), one.runs);
+  EXPECT_EQ(in_rounds(one.runs, 0), one.runs);
+  EXPECT_TRUE(in_rounds({}, 3).empty());
+
+  CaptureJob job = one;
+  job.runs.push_back(RunSpec{*kernels::find_preset("geglu-post"), Variant::kGatedGemm});
+  job.runs = in_rounds(job.runs, 3);
+  ASSERT_EQ(job.runs.size(), 9u);
+  const Variant order[] = {
+      Variant::kEager,          Variant::kPointwiseFused, Variant::kGatedGemm,
+      Variant::kPointwiseFused, Variant::kGatedGemm,      Variant::kEager,
+      Variant::kGatedGemm,      Variant::kEager,          Variant::kPointwiseFused};
+  for (std::size_t i = 0; i < job.runs.size(); ++i) {
+    EXPECT_EQ(job.runs[i].variant, order[i]) << i;
+    EXPECT_EQ(job.runs[i].round, static_cast<int>(i / 3) + 1) << i;
+  }
+  EXPECT_EQ(run_name(job.runs[3]), "geglu-post / pointwise-fused (round 2)");
+  EXPECT_EQ(run_name(one.runs[0]), "geglu-post / eager");
+
+  // Each round's runs are stored under their own names, in the job's order.
+  auto store = storage::SessionStore::create(testing::scratch_dir() / "rounds.fsdb", {});
+  Lab lab(std::make_unique<FakeExecutor>(), std::make_unique<FakeCapture>());
+  const JobResult result = lab.run(store, job, [](const Progress&) {});
+  EXPECT_EQ(result.ok, 9u);
+  const auto runs = store.runs();
+  ASSERT_EQ(runs.size(), 9u);
+  EXPECT_EQ(runs[0].name, "geglu-post / eager (round 1)");
+  EXPECT_EQ(runs[5].name, "geglu-post / eager (round 2)");
+  EXPECT_EQ(runs[8].name, "geglu-post / pointwise-fused (round 3)");
+  EXPECT_EQ(runs[8].variant, "pointwise-fused");
+}
+
 TEST(Lab, ExpandLeavesOutVariantsThatDoNotApply) {
   std::vector<std::string> skipped;
   const auto runs =

@@ -76,9 +76,9 @@ JobFile parse_job_file(std::string_view text) {
     throw ConfigError(std::string("job file is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw ConfigError("job file must hold a JSON object");
-  static const char* const kKeys[] = {"session",  "warmup",      "iterations",    "graph",
-                                      "verify",   "device",      "variants",      "configurations",
-                                      "counters", "pm_sampling", "pm_interval_us"};
+  static const char* const kKeys[] = {"session",  "warmup",      "iterations",     "graph",
+                                      "verify",   "device",      "variants",       "configurations",
+                                      "counters", "pm_sampling", "pm_interval_us", "rounds"};
   for (const auto& item : j.items()) {
     bool known = false;
     for (const char* k : kKeys) known = known || item.key() == k;
@@ -92,6 +92,7 @@ JobFile parse_job_file(std::string_view text) {
   }
   file.job.warmup = int_in(j, "warmup", file.job.warmup, 0, 100000);
   file.job.iterations = int_in(j, "iterations", file.job.iterations, 1, 1000000);
+  file.rounds = int_in(j, "rounds", 1, 1, 100);
   file.job.cuda_graph = bool_of(j, "graph", false);
   file.job.verify = bool_of(j, "verify", false);
   file.job.device = int_in(j, "device", 0, 0, 1024);

@@ -65,6 +65,10 @@ TEST(CaptureCli, UsageMistakesAreExplainedWithExitCode2) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("fastest"), std::string::npos) << r.output;
 
+  r = run("capture --preset geglu-post --rounds 0 --out " + out);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--rounds"), std::string::npos) << r.output;
+
   const fs::path job = dir / "job.json";
   std::ofstream(job)
       << R"({"configurations": [{"kind": "gated", "rows": -4, "widths": [8, 16], "dtype": "bf16"}]})";
@@ -182,6 +186,10 @@ TEST(CaptureCli, CommandCaptureMistakesAreExplained) {
   Result r = run_with_library(command_capture(out, "--preset geglu-post", ""));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("does not go with a command"), std::string::npos) << r.output;
+  r = run_with_library(command_capture(out, "--rounds 3", ""));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--rounds runs fusionscope's own configurations"), std::string::npos)
+      << r.output;
   r = run_with_library(command_capture(out, "--capture-range step", ""));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--capture-range takes nvtx:NAME"), std::string::npos) << r.output;

@@ -18,6 +18,7 @@ namespace fusionscope::lab {
 struct RunSpec {
   kernels::MlpConfig config;
   kernels::Variant variant = kernels::Variant::kEager;
+  int round = 0;  // of a job run in rounds (in_rounds): 1, 2, ...; 0 otherwise
   friend bool operator==(const RunSpec&, const RunSpec&) = default;
 };
 
@@ -45,8 +46,15 @@ std::vector<RunSpec> expand(const std::vector<kernels::MlpConfig>& configs,
                             const std::vector<kernels::Variant>& variants,
                             std::vector<std::string>* skipped = nullptr);
 
-// The run's name in the session: "<configuration name> / <variant>" (the lab adds " (graph)"
-// for runs replayed from a CUDA graph).
+// The runs `rounds` times over, each round starting one place further along the list, as
+// scripts/bench_vs_torch.py times its contenders: on a GPU whose clock follows its power draw, a
+// run's time depends on what ran before it, and in rounds every run follows each of the others
+// once, so two variants are compared over rounds rather than by one run each. rounds <= 1: the
+// runs as given.
+std::vector<RunSpec> in_rounds(const std::vector<RunSpec>& runs, int rounds);
+
+// The run's name in the session: "<configuration name> / <variant>", with " (round N)" for a run
+// of a job in rounds (the lab adds " (graph)" for runs replayed from a CUDA graph).
 std::string run_name(const RunSpec& spec);
 
 struct Progress {

@@ -15,6 +15,7 @@ struct JobFile {
   std::string session_name;  // optional "session" key
   CaptureJob job;
   std::vector<std::string> skipped;  // "config / variant: why" for variants that do not apply
+  int rounds = 1;                    // optional "rounds" key: job.runs as in_rounds() repeats them
 };
 
 // Parses a job file's text; throws kernels::ConfigError naming the problem and where it is.
