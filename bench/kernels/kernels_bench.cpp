@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -38,21 +37,21 @@ double host_us_per_forward(const fk::MlpConfig& c, fk::Variant v, fk::GatedGemmP
   return std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
 }
 
+// Bytes of a forward pass's input plus output.
+size_t io_bytes(const fk::MlpConfig& c) {
+  const auto shapes = fk::detail::layer_shapes(c);
+  return static_cast<size_t>(c.rows) * static_cast<size_t>(shapes.front().in + shapes.back().out) *
+         fk::dtype_bytes(c.dtype);
+}
+
 // Median microseconds of cudaMemcpyAsync moving as many bytes as one forward pass of `c` reads
 // and writes at least (half the input plus output read, as much written), timed like the runner
 // times a pass (an event between copies), with the sources rotated under the runner's rule so
 // that neither is served from the L2 where the pass is not. The memory's reachable rate for these
 // bytes: the floor's 100% counts the peak, which no access pattern reaches.
 double copy_us(const fk::MlpConfig& c, const fk::DeviceInfo& dev, int warmup, int iters) {
-  const auto shapes = fk::detail::layer_shapes(c);
-  const size_t bytes = static_cast<size_t>(c.rows) *
-                       static_cast<size_t>(shapes.front().in + shapes.back().out) *
-                       fk::dtype_bytes(c.dtype);
-  const size_t half = (bytes / 2 + 255) / 256 * 256;
-  const double l2 = static_cast<double>(dev.l2_bytes);
-  const int sets = static_cast<double>(bytes) * 2 > l2
-                       ? 1
-                       : static_cast<int>(std::min(256.0, std::ceil(3 * l2 / double(bytes))));
+  const size_t half = (io_bytes(c) / 2 + 255) / 256 * 256;
+  const int sets = fk::detail::choose_input_sets(c, fk::Variant::kEager, dev, 0);
   std::vector<void*> src(static_cast<size_t>(sets), nullptr), dst(src);
   auto release = [&] {
     for (auto* p : src) cudaFree(p);
@@ -175,10 +174,7 @@ int main(int argc, char** argv) {
     if (copy_ceiling) {
       try {
         const double ceiling_us = copy_us(c, dev, warmup, iters);
-        const auto shapes = fk::detail::layer_shapes(c);
-        const double bytes = static_cast<double>(c.rows) *
-                             static_cast<double>(shapes.front().in + shapes.back().out) *
-                             static_cast<double>(fk::dtype_bytes(c.dtype));
+        const auto bytes = static_cast<double>(io_bytes(c));
         std::printf("%-12s %-16s %4d %10.1f %10.1f %10s %8s %8.0f\n",
                     c.name.empty() ? "custom" : c.name.c_str(), "d2d copy", 1,
                     bytes / dev.memory_bandwidth_bytes_per_s * 1e6, ceiling_us, "-", "-",
