@@ -371,17 +371,16 @@ KernelChoice pick_kernel(DType dtype, Activation act, bool ping_pong, int tile_n
 
 }  // namespace
 
-// The createpolicy encodings of the L2 eviction priorities (fraction 1.0), as CUTLASS uses them.
 static uint64_t l2_policy(L2Hint h) {
   switch (h) {
     case L2Hint::kEvictFirst:
-      return 0x12F0000000000000ull;
+      return kL2EvictFirst;
     case L2Hint::kEvictLast:
-      return 0x14F0000000000000ull;
+      return kL2EvictLast;
     case L2Hint::kNormal:
       break;
   }
-  return 0x1000000000000000ull;
+  return kL2EvictNormal;
 }
 
 std::string to_string(const HopperGemmConfig& c) {
