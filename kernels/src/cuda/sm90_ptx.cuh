@@ -15,7 +15,8 @@
 
 namespace fusionscope::kernels::detail {
 // The createpolicy encodings of the L2 eviction priorities (fraction 1.0), as CUTLASS uses them,
-// for the .L2::cache_hint forms of the TMA copies below (host code passes them as parameters).
+// for the .L2::cache_hint forms of the TMA loads below (kernels use them directly, or as
+// parameters the host chose).
 inline constexpr uint64_t kL2EvictNormal = 0x1000000000000000ull;
 inline constexpr uint64_t kL2EvictFirst = 0x12F0000000000000ull;
 inline constexpr uint64_t kL2EvictLast = 0x14F0000000000000ull;
@@ -130,14 +131,6 @@ __device__ __forceinline__ void tma_store(const CUtensorMap* map, uint32_t src, 
 }
 __device__ __forceinline__ void tma_store(const CUtensorMap* map, const void* src, int c0, int c1) {
   tma_store(map, smem_u32(src), c0, c1);
-}
-__device__ __forceinline__ void tma_store_hint(const CUtensorMap* map, uint32_t src, int c0, int c1,
-                                               uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint"
-      " [%0, {%2, %3}], [%1], %4;\n" ::"l"(reinterpret_cast<uint64_t>(map)),
-      "r"(src), "r"(c0), "r"(c1), "l"(policy)
-      : "memory");
 }
 __device__ __forceinline__ void bulk_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
