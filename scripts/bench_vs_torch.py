@@ -4,7 +4,9 @@
 Builds each configuration (from `kernels_bench --print-config`) as a PyTorch module and sets up
 our variants of it in this same process, through libfusionscope_mlp.so (found beside
 kernels_bench): our forward passes are enqueued on PyTorch's stream and timed by the same code
-(CUDA events around each forward pass, median; inputs rotated through as many copies as the
+(CUDA events around samples of --passes-per-sample back-to-back passes, the median of their
+means: an event between two kernels holds the next one back by ~2 us on an H100, which a pass of
+a few tens of microseconds would count as its own; inputs rotated through as many copies as the
 runner uses). Every contender is timed once per round, --rounds rounds (default 4), starting one
 place further along each round: the H100's clock follows its power draw (under the 700 W cap it
 swings by 10-20% within a second) and its temperature, so each side is timed in turn under the
@@ -141,19 +143,26 @@ def input_sets(cfg, l2_bytes):
     return int(min(256, math.ceil(3 * l2_bytes / set_bytes)))
 
 
+PASSES_PER_SAMPLE = 10  # --passes-per-sample
+
+
 def time_fn(fn, inputs, warmup, iters):
+    """Median us per pass over samples of PASSES_PER_SAMPLE back-to-back passes."""
+    per = max(1, min(PASSES_PER_SAMPLE, iters))
+    samples = max(1, iters // per)
     with torch.no_grad():
         for i in range(warmup):
             fn(inputs[i % len(inputs)])
         torch.cuda.synchronize()
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
-        for i in range(iters):
-            starts[i].record()
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(samples + 1)]
+        events[0].record()
+        for i in range(samples * per):
             fn(inputs[i % len(inputs)])
-            ends[i].record()
+            if (i + 1) % per == 0:
+                events[(i + 1) // per].record()
         torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3  # us
+    return statistics.median(
+        a.elapsed_time(b) / per for a, b in zip(events, events[1:])) * 1e3  # us
 
 
 def graphed(model, inputs):
@@ -469,6 +478,9 @@ def main():
     ap.add_argument("--min-window-ms", type=float, default=300,
                     help="each timed window lasts at least this long (more passes for fast "
                          "shapes; 0: exactly --iters)")
+    ap.add_argument("--passes-per-sample", type=int, default=PASSES_PER_SAMPLE,
+                    help="back-to-back passes between two CUDA events (1: an event after every "
+                         "pass, which adds ~2 us of idle GPU to each)")
     ap.add_argument("--lib", help="libfusionscope_mlp.so (default: beside --bench)")
     ap.add_argument("--only", action="append", metavar="ROWSxDIMxHIDDEN",
                     help="with --sweep: only these shapes of the sweep (e.g. 8192x4096x14336)")
@@ -477,6 +489,8 @@ def main():
                          "kernels_bench --pin-kernels takes them) instead of timing candidates")
     ap.add_argument("--json", help="write all figures here")
     args = ap.parse_args()
+    global PASSES_PER_SAMPLE
+    PASSES_PER_SAMPLE = max(1, args.passes_per_sample)
 
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 50 * 2**20)

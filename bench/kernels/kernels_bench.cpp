@@ -1,8 +1,10 @@
-// Times each variant of the chosen configurations with CUDA events (median of many iterations,
-// inputs rotated through enough copies to defeat the L2 when they would fit in it) and prints a
-// table next to the floor the plan predicts. Also measures host time per forward pass (launches
-// enqueued without a graph, NVTX off), and with --copy-ceiling what the memory does with the same
-// bytes and nothing else: a device-to-device copy of the configuration's input plus output.
+// Times each variant of the chosen configurations with CUDA events (median over samples of
+// --passes-per-sample back-to-back passes each, so that the ~2 us an event holds the next
+// kernel back is not counted as a pass's own; inputs rotated through enough copies to defeat the L2
+// when they would fit in it) and prints a table next to the floor the plan predicts. Also measures
+// host time per forward pass (launches enqueued without a graph, NVTX off), and with --copy-ceiling
+// what the memory does with the same bytes and nothing else: a device-to-device copy of the
+// configuration's input plus output.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -46,10 +48,10 @@ size_t io_bytes(const fk::MlpConfig& c) {
 
 // Median microseconds of cudaMemcpyAsync moving as many bytes as one forward pass of `c` reads
 // and writes at least (half the input plus output read, as much written), timed like the runner
-// times a pass (an event between copies), with the sources rotated under the runner's rule so
-// that neither is served from the L2 where the pass is not. The memory's reachable rate for these
-// bytes: the floor's 100% counts the peak, which no access pattern reaches.
-double copy_us(const fk::MlpConfig& c, const fk::DeviceInfo& dev, int warmup, int iters) {
+// times a pass (an event after every `per` copies), with the sources rotated under the runner's
+// rule so that neither is served from the L2 where the pass is not. The memory's reachable rate for
+// these bytes: the floor's 100% counts the peak, which no access pattern reaches.
+double copy_us(const fk::MlpConfig& c, const fk::DeviceInfo& dev, int warmup, int iters, int per) {
   const size_t half = (io_bytes(c) / 2 + 255) / 256 * 256;
   const int sets = fk::detail::choose_input_sets(c, fk::Variant::kEager, dev, 0);
   std::vector<void*> src(static_cast<size_t>(sets), nullptr), dst(src);
@@ -70,19 +72,21 @@ double copy_us(const fk::MlpConfig& c, const fk::DeviceInfo& dev, int warmup, in
     cudaMemcpyAsync(dst[k], src[k], half, cudaMemcpyDeviceToDevice, s);
   };
   for (int i = 0; i < warmup; ++i) copy(i);
-  std::vector<cudaEvent_t> ev(static_cast<size_t>(iters) + 1);
+  per = std::clamp(per, 1, std::max(1, iters));
+  const int samples = std::max(1, iters / per);
+  std::vector<cudaEvent_t> ev(static_cast<size_t>(samples) + 1);
   for (auto& e : ev) cudaEventCreate(&e);
   cudaEventRecord(ev[0], s);
-  for (int i = 0; i < iters; ++i) {
+  for (int i = 0; i < samples * per; ++i) {
     copy(warmup + i);
-    cudaEventRecord(ev[static_cast<size_t>(i) + 1], s);
+    if ((i + 1) % per == 0) cudaEventRecord(ev[static_cast<size_t>((i + 1) / per)], s);
   }
   const cudaError_t err = cudaStreamSynchronize(s);
   std::vector<double> us;
   for (size_t i = 0; i + 1 < ev.size() && err == cudaSuccess; ++i) {
     float ms = 0;
     cudaEventElapsedTime(&ms, ev[i], ev[i + 1]);
-    us.push_back(ms * 1e3);
+    us.push_back(ms * 1e3 / per);
   }
   for (auto e : ev) cudaEventDestroy(e);
   cudaStreamDestroy(s);
@@ -100,7 +104,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> preset_names;
   std::vector<std::string> variant_names;
   std::vector<std::string> config_jsons;
-  int warmup = 20, iters = 200, input_sets = 0, host_iters = 2000;
+  int warmup = 20, iters = 200, input_sets = 0, host_iters = 2000, per_sample = 10;
   bool graph = false, print_config = false, no_host = false, no_check = false;
   bool copy_ceiling = false;
   uint64_t check_rows = 0;
@@ -111,6 +115,9 @@ int main(int argc, char** argv) {
   app.add_option("--variant", variant_names, "variants (default: every supported one)");
   app.add_option("--warmup", warmup, "warm-up iterations");
   app.add_option("--iters", iters, "timed iterations");
+  app.add_option("--passes-per-sample", per_sample,
+                 "passes between two CUDA events; the figures are medians of their means (1: an "
+                 "event after every pass, which adds ~2 us of idle GPU to each)");
   app.add_option("--input-sets", input_sets, "rotating input copies (0: automatic)");
   app.add_option("--host-iters", host_iters, "forward passes for the host-time figure");
   app.add_option("--gated-path", path_name, "gated GEMM kernel: auto, hopper, ampere");
@@ -163,8 +170,8 @@ int main(int argc, char** argv) {
               dev.runtime_version);
   std::printf("derived peaks: %.2f TB/s memory, %.0f TFLOP/s dense fp16/bf16\n",
               dev.memory_bandwidth_bytes_per_s / 1e12, dev.peak_tensor_flops / 1e12);
-  std::printf("%d warm-up + %d timed iterations, median per forward pass%s\n\n", warmup, iters,
-              graph ? ", CUDA graph" : "");
+  std::printf("%d warm-up + %d timed iterations, per forward pass: median of samples of %d%s\n\n",
+              warmup, iters, std::max(1, per_sample), graph ? ", CUDA graph" : "");
 
   nlohmann::json results = nlohmann::json::array();
   std::printf("%-12s %-16s %4s %10s %10s %10s %8s %8s %9s %9s %s\n", "config", "variant", "krn",
@@ -173,7 +180,7 @@ int main(int argc, char** argv) {
   for (const auto& c : configs) {
     if (copy_ceiling) {
       try {
-        const double ceiling_us = copy_us(c, dev, warmup, iters);
+        const double ceiling_us = copy_us(c, dev, warmup, iters, per_sample);
         const auto bytes = static_cast<double>(io_bytes(c));
         std::printf("%-12s %-16s %4d %10.1f %10.1f %10s %8s %8.0f\n",
                     c.name.empty() ? "custom" : c.name.c_str(), "d2d copy", 1,
@@ -199,6 +206,7 @@ int main(int argc, char** argv) {
       fk::RunOptions o;
       o.warmup_iterations = warmup;
       o.timed_iterations = iters;
+      o.passes_per_sample = per_sample;
       o.use_graph = graph;
       o.input_sets = input_sets;
       o.gated_path = path;

@@ -352,6 +352,34 @@ TEST(RunnerGpuPresets, PinnedKernelsRunAsChosen) {
   EXPECT_NE(bad.error.find("cluster along M"), std::string::npos) << bad.error;
 }
 
+// Samples of several back-to-back passes between two events: one figure per sample (the last
+// one takes what is left), each its sample's mean pass; a sample cut short by a cancel is not
+// counted.
+TEST(RunnerGpu, SamplesOfPasses) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  fk::RunOptions o;
+  o.warmup_iterations = 2;
+  o.timed_iterations = 25;
+  o.passes_per_sample = 10;
+  o.check = false;
+  const auto r = fk::run(preset("linear-post"), fk::Variant::kEager, o);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.iteration_ms.size(), 3u);
+  for (double ms : r.iteration_ms) EXPECT_GT(ms, 0);
+  // The whole timed loop, host included, took at least the 25 passes the samples average.
+  EXPECT_LE(r.iteration_ms[0] * 10 + r.iteration_ms[1] * 10 + r.iteration_ms[2] * 5,
+            r.wall_ms * 1.01);
+
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  o.on_progress = [&](const fk::RunProgress& p) {
+    if (p.phase == fk::RunProgress::Phase::kTimed && p.iteration == 14) cancel = true;
+  };
+  const auto cut = fk::run(preset("linear-post"), fk::Variant::kEager, o);
+  EXPECT_TRUE(cut.cancelled);
+  EXPECT_EQ(cut.iteration_ms.size(), 1u);  // passes 0-9; 10-14 never closed their sample
+}
+
 TEST(RunnerGpu, ProgressAndCancel) {
   FUSIONSCOPE_REQUIRE_GPU();
   std::atomic<bool> cancel{false};

@@ -9,10 +9,11 @@
 //   ldmatrix, the weights padded to 64 or 128 columns in shared memory (the swizzle's atoms); the
 //   MMAs padded to n64 at 48 wide (n48 measured 2-3% slower), n96 at 96 wide (9% faster than n128).
 //
-// One CTA per SM, 4 warpgroups (2 at 96 and 128), each an independent worker over 64-row tiles
-// (tiles strided over all warpgroups of the grid). Every layer's weights sit in shared memory for
-// the whole kernel in the 128-byte-swizzled layout wgmma reads (64-column atoms). Per tile a
-// warpgroup:
+// One CTA per SM, 4 warpgroups (2 at 96 and 128), each an independent worker over 64-row tiles:
+// the first tiles strided over all warpgroups of the grid, the last ones taken one at a time
+// from a counter (so that the SMs the memory serves slower take fewer; see kDynamicRounds). Every
+// layer's weights sit in shared memory for the whole kernel in the 128-byte-swizzled layout wgmma
+// reads (64-column atoms). Per tile a warpgroup:
 // - has the tile's input [64 x W] brought by TMA into one of its stages, ahead of use (marked
 //   evict-first in the L2: it is read once);
 // - runs layer 0 as wgmma m64nWk16 with A and B from shared memory, and every further layer
@@ -25,6 +26,7 @@
 #include <algorithm>
 
 #include "cuda_check.h"
+#include "device_buffer.h"
 #include "element.cuh"
 #include "fully_fused_mlp_sm90.h"
 #include "hopper_gemm.h"
@@ -68,15 +70,29 @@ struct Params {
   uint32_t tail_tile;  // the tile of the rows left over, or kNoTail
   int tail_row;        // its first row (of the unpacked tensor)
   int act_out;         // the activation on the last layer too (a segment of a longer MLP)
+  // Tiles from static_tiles on are taken from a counter that is never reset: every launch makes
+  // exactly `claims` claims (each dynamic tile once, then one past the end per warpgroup) and
+  // launches on one stream do not overlap, so claim n of the counter's life is claim n % claims
+  // of its launch, and tile static_tiles + n % claims. No launch has to reset it (a reset by the
+  // last block to finish cost its kernel ~1 us at the end), and a CUDA graph replays as it is.
+  uint32_t static_tiles;
+  uint32_t claims;
+  unsigned long long* counter;
 };
 constexpr uint32_t kNoTail = ~0u;
+// Rounds of tiles (one tile per warpgroup of the grid) at the end of the work that are taken
+// from the counter rather than dealt in stride. Dealt in stride, every warpgroup gets the same
+// number of tiles to one, but the memory does not serve every SM at the same rate: at a million
+// rows of 16 the slowest block finished 14% after the median one. Two rounds measured 2-3.5%
+// faster than none from 32 wide up (1, 2 and 3 rounds alike; 16 wide at a million rows level).
+constexpr uint64_t kDynamicRounds = 2;
 
 template <int W>
 size_t smem_bytes(int layers) {
   using G = Geometry<W>;
   return size_t{1024} + size_t(layers) * G::kLayerBytes +
          size_t{G::kWarpgroups} * G::kPerWarpgroup + size_t(layers) * G::kCols * G::kBiasBytes +
-         size_t{G::kWarpgroups} * G::kStages * 8;
+         size_t{G::kWarpgroups} * G::kStages * (8 + 4);  // barriers, then tile numbers
 }
 size_t smem_bytes(int width, int layers) {
   switch (width) {
@@ -216,11 +232,15 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   uint8_t* tiles = weights + p.layers * G::kLayerBytes;
   uint8_t* biases = tiles + G::kWarpgroups * G::kPerWarpgroup;
   uint64_t* full = reinterpret_cast<uint64_t*>(biases + p.layers * kCols * G::kBiasBytes);
+  // The tile in each stage, written by the warpgroup's thread 0 before it arms the stage's
+  // barrier (its arrive releases the write to the threads that wait on the barrier).
+  uint32_t* tile_in = reinterpret_cast<uint32_t*>(full + G::kWarpgroups * kStages);
 
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int warp = tid / 32, lane = tid % 32;
   uint8_t* stages = tiles + wg * G::kPerWarpgroup;
   uint64_t* my_full = full + wg * kStages;
+  uint32_t* my_tile_in = tile_in + wg * kStages;
   // Workers numbered warpgroup-major, so that the tiles left over after whole rounds (tiles %
   // workers) go one to an SM before any SM takes a second: SMs then differ by at most one tile,
   // where block-major numbering gave the first SMs one tile per warpgroup more than the last.
@@ -251,12 +271,45 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       for (int a = 0; a < G::kAtoms; ++a) box(dst + a * 64 * 128, a * 64);
     }
   };
+  // Thread 0's sequence of this warpgroup's tiles: in stride below static_tiles, then from the
+  // counter, each claim made one tile ahead of its use so that the atomic's round trip is not
+  // waited for. A value past the tiles ends the sequence.
+  uint32_t next_static = first, claimed = 0;
+  bool have_claim = false, ended = false;
+  const auto claim = [&] {
+    return p.static_tiles + static_cast<uint32_t>(atomicAdd(p.counter, 1ull) % p.claims);
+  };
+  const auto next_tile = [&] {
+    uint32_t t;
+    if (next_static < p.static_tiles) {
+      t = next_static;
+      next_static += step;
+    } else if (p.static_tiles >= p.tiles) {
+      return p.tiles;
+    } else {
+      t = have_claim ? claimed : claim();
+    }
+    have_claim = next_static >= p.static_tiles && t < p.tiles;
+    if (have_claim) claimed = claim();
+    return t;
+  };
+  // Fills `slot` with the next tile, or marks the end there (an arrive with no bytes).
+  const auto feed = [&](uint32_t slot) {
+    if (ended) return;
+    const uint32_t t = next_tile();
+    my_tile_in[slot] = t;
+    if (t < p.tiles) {
+      load(t, slot);
+    } else {
+      ended = true;
+      mbar_arrive(&my_full[slot]);
+    }
+  };
   // Each warpgroup's first tiles are on their way while the block stages the weights.
   if (tid == 0) {
     for (int j = 0; j < kStages; ++j) mbar_init(&my_full[j], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    for (uint32_t j = 0; j + 1 < kStages; ++j)
-      if (first + j * step < p.tiles) load(first + j * step, j);
+    for (uint32_t j = 0; j + 1 < kStages; ++j) feed(j);
   }
 
   // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
@@ -291,16 +344,17 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   const uint32_t stages_desc = smem_desc_lo(smem_u32(stages));
   const auto act = [](float v) { return epilogue_act<A>(v); };
   const int cp = 2 * (lane % 4);  // accumulator columns 8j + cp, 8j + cp + 1
-  uint32_t i = 0;
-  for (uint32_t tile = first; tile < p.tiles; tile += step, ++i) {
+  for (uint32_t i = 0;; ++i) {
     const uint32_t slot = i % kStages;
     // The slot of tile i - 1 is free (its wgmma completed, and its staged output, if it held
     // it, was read): fill it with tile i + kStages - 1.
-    if (tid == 0 && tile + (kStages - 1) * step < p.tiles) {
+    if (tid == 0 && !ended) {
       if constexpr (G::kStageInSlot) bulk_wait_read_all();
-      load(tile + (kStages - 1) * step, (i + kStages - 1) % kStages);
+      feed((i + kStages - 1) % kStages);
     }
     mbar_wait(&my_full[slot], (i / kStages) & 1);
+    const uint32_t tile = my_tile_in[slot];
+    if (tile >= p.tiles) break;
 
     float d[G::kAcc];
     uint8_t* x = stages + slot * kTileBytes;
@@ -452,6 +506,9 @@ struct FusedMlpSm90::State {
   bool tail = false;         // rows are left over: one more tile
   bool act_out = false;      // the activation on the last layer too
   std::map<const void*, std::pair<CUtensorMap, CUtensorMap>> in, out;  // packed view, tail rows
+  uint32_t static_tiles = 0;  // tiles dealt in stride; the rest are taken from the counter
+  uint32_t claims = 1;        // claims on the counter a launch makes
+  DeviceBuffer counter;       // claims made so far, by every launch
 };
 
 bool FusedMlpSm90::applies(const MlpConfig& c, int device) {
@@ -506,6 +563,11 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   const uint64_t warpgroups = s.threads / 128;
   s.blocks = static_cast<unsigned>(
       std::min<uint64_t>(static_cast<uint64_t>(sms), (tiles + warpgroups - 1) / warpgroups));
+  const uint64_t workers = uint64_t{s.blocks} * warpgroups;
+  s.static_tiles = static_cast<uint32_t>(tiles - std::min(tiles, kDynamicRounds * workers));
+  s.claims = static_cast<uint32_t>(tiles - s.static_tiles + workers);
+  s.counter = DeviceBuffer(sizeof(unsigned long long));
+  FS_CUDA(cudaMemset(s.counter.get(), 0, s.counter.bytes()));
 }
 
 FusedMlpSm90::~FusedMlpSm90() = default;
@@ -555,6 +617,9 @@ void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
   p.tail_tile = s.tail ? s.full_tiles : kNoTail;
   p.tail_row = s.tail_row;
   p.act_out = s.act_out ? 1 : 0;
+  p.static_tiles = s.static_tiles;
+  p.claims = s.claims;
+  p.counter = s.counter.as<unsigned long long>();
   s.kernel<<<s.blocks, s.threads, s.smem, stream>>>(in->second.first, out->second.first,
                                                     in->second.second, out->second.second, p);
   FS_CUDA_LAUNCHED("fused_mlp_sm90");

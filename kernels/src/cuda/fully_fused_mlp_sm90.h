@@ -29,6 +29,8 @@ class FusedMlpSm90 {
   FusedMlpSm90(const FusedMlpSm90&) = delete;
   FusedMlpSm90& operator=(const FusedMlpSm90&) = delete;
 
+  // One launch at a time per object (one stream, or streams ordered one after the other): its
+  // warpgroups take the last tiles from a counter this object owns. Graph replays are fine.
   void run(const void* input, void* output, cudaStream_t stream);
   std::string describe() const;
 

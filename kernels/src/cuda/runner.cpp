@@ -107,24 +107,32 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
   }
   FS_CUDA(cudaStreamSynchronize(st.stream));
 
+  // Samples of `per` passes between two events (the last sample takes what is left).
   const int n = o.timed_iterations;
-  st.events.resize(static_cast<size_t>(n) + 1, nullptr);
+  const int per = std::clamp(o.passes_per_sample, 1, std::max(1, n));
+  const int samples = (n + per - 1) / per;
+  st.events.resize(static_cast<size_t>(samples) + 1, nullptr);
   for (auto& e : st.events) FS_CUDA(cudaEventCreate(&e));
+  std::vector<int> in_sample;
   const auto t0 = std::chrono::steady_clock::now();
   FS_CUDA(cudaEventRecord(st.events[0], st.stream));
   int done = 0;
   for (int i = 0; i < n && !cancelled(o); ++i, ++iteration, ++done) {
     report(o, RunProgress::Phase::kTimed, i, n);
     one_pass(iteration);
-    FS_CUDA(cudaEventRecord(st.events[i + 1], st.stream));
+    if ((i + 1) % per == 0 || i + 1 == n) {
+      in_sample.push_back(i + 1 - static_cast<int>(in_sample.size()) * per);
+      FS_CUDA(cudaEventRecord(st.events[in_sample.size()], st.stream));
+    }
   }
+  // Cancelled inside a sample: its passes were not timed.
   FS_CUDA(cudaStreamSynchronize(st.stream));
   r.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  for (int i = 0; i < done; ++i) {
+  for (size_t i = 0; i < in_sample.size(); ++i) {
     float ms = 0;
     FS_CUDA(cudaEventElapsedTime(&ms, st.events[i], st.events[i + 1]));
-    r.iteration_ms.push_back(ms);
+    r.iteration_ms.push_back(static_cast<double>(ms) / in_sample[i]);
   }
   if (!r.iteration_ms.empty()) {
     r.median_ms = median(r.iteration_ms);

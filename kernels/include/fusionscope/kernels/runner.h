@@ -65,6 +65,11 @@ struct RunOptions {
   int device = 0;
   int warmup_iterations = 10;
   int timed_iterations = 100;
+  // Timed iterations between two CUDA events: each of RunResult::iteration_ms is the mean of
+  // that many back-to-back passes. An event recorded between two kernels holds the next one
+  // back by ~2 us on an H100 (bench/kernels/launch_gap_bench), which a pass of a few tens of
+  // microseconds would count as its own; a forward pass in a network has no event after it.
+  int passes_per_sample = 1;
   bool use_graph = false;  // capture one forward pass in a CUDA graph and replay it
   bool check = true;       // compare against the fp32 reference after timing
   // 0: check every row; else the first and last check_rows / 2 rows only (large shapes, whose
@@ -116,7 +121,9 @@ struct RunResult {
   std::string kernel_choices;
   int input_sets = 1;
   bool used_graph = false;
-  std::vector<double> iteration_ms;  // CUDA-event time of each timed iteration
+  // CUDA-event time of each timed iteration, or of each sample of passes_per_sample passes
+  // (its mean pass)
+  std::vector<double> iteration_ms;
   double median_ms = 0;
   double min_ms = 0;
   double mean_ms = 0;
