@@ -465,6 +465,7 @@ def sweep_mode(args, l2, ours):
 
 
 def main():
+    global PASSES_PER_SAMPLE
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", required=True, help="path of the kernels_bench program")
     ap.add_argument("--preset", action="append", help="presets (default: the three targets)")
@@ -489,7 +490,6 @@ def main():
                          "kernels_bench --pin-kernels takes them) instead of timing candidates")
     ap.add_argument("--json", help="write all figures here")
     args = ap.parse_args()
-    global PASSES_PER_SAMPLE
     PASSES_PER_SAMPLE = max(1, args.passes_per_sample)
 
     props = torch.cuda.get_device_properties(0)
