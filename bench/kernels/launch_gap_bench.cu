@@ -39,6 +39,14 @@ __device__ __forceinline__ uint64_t global_ns() {
   return t;
 }
 
+// Block b's start (t0) and end, after every thread of it is done.
+__device__ __forceinline__ void stamp(uint64_t* stamps, uint64_t t0) {
+  if (threadIdx.x == 0) {
+    stamps[2 * blockIdx.x] = t0;
+    stamps[2 * blockIdx.x + 1] = global_ns();
+  }
+}
+
 // Spins `spin_ns`, then (if `out`) writes `bytes_per_block` of it, then stamps. The dynamic
 // shared memory is only reserved: what counts is what the launch asks of the SM.
 __global__ void stamp_kernel(uint64_t* stamps, uint32_t spin_ns, uint4* out,
@@ -52,10 +60,7 @@ __global__ void stamp_kernel(uint64_t* stamps, uint32_t spin_ns, uint4* out,
       mine[i] = make_uint4(i, blockIdx.x, 0, 0);
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    stamps[2 * blockIdx.x] = t0;
-    stamps[2 * blockIdx.x + 1] = global_ns();
-  }
+  stamp(stamps, t0);
 }
 
 // The parts of a TMA kernel's launch, one at a time: four tensor maps as parameters (prefetched
@@ -96,10 +101,7 @@ __global__ void tma_stamp_kernel(const __grid_constant__ CUtensorMap in,
     bulk_commit();
     bulk_wait_all();
   }
-  if (threadIdx.x == 0) {
-    stamps[2 * blockIdx.x] = t0;
-    stamps[2 * blockIdx.x + 1] = global_ns();
-  }
+  stamp(stamps, t0);
 #endif
 }
 
@@ -151,10 +153,7 @@ __global__ void copy_stamp_kernel(const __grid_constant__ CUtensorMap in,
       bulk_wait_read_all();
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    stamps[2 * blockIdx.x] = t0;
-    stamps[2 * blockIdx.x + 1] = global_ns();
-  }
+  stamp(stamps, t0);
 #endif
 }
 
@@ -167,10 +166,7 @@ __global__ void big_params_kernel(const BigParams p, uint64_t* stamps, uint32_t 
   while (global_ns() - t0 < spin_ns + (p.words[threadIdx.x % 128] & 1)) {
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    stamps[2 * blockIdx.x] = t0;
-    stamps[2 * blockIdx.x + 1] = global_ns();
-  }
+  stamp(stamps, t0);
 }
 
 struct Case {
