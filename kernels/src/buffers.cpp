@@ -52,10 +52,20 @@ MlpConfig fused_segment_config(const MlpConfig& c, const FusedSegment& s) {
 std::vector<FusedSegment> fused_segments(const MlpConfig& c) {
   std::vector<FusedSegment> out;
   const size_t layers = layer_shapes(c).size();
+  // A run of one width the Hopper kernel takes stops at its layer count.
+  const auto hopper_cap = [&](size_t first, size_t last) {
+    const int64_t w = c.widths[first];
+    for (size_t i = first; i <= last; ++i)
+      if (c.widths[i] != w) return false;
+    const int cap = fused_sm90_max_layers(w);
+    return cap > 0 && last - first > static_cast<size_t>(cap);
+  };
   for (size_t first = 0; first < layers;) {
     size_t last = first;
-    while (last < layers && fused_smem_bytes(fused_segment_config(c, {first, last + 1}),
-                                             kFusedMinWarps) <= kFusedSmemLimit)
+    while (last < layers &&
+           fused_smem_bytes(fused_segment_config(c, {first, last + 1}), kFusedMinWarps) <=
+               kFusedSmemLimit &&
+           !hopper_cap(first, last + 1))
       ++last;
     if (last == first) return {};
     out.push_back({first, last});

@@ -40,6 +40,15 @@ constexpr int fused_rows_per_warp(int64_t widest) {
 // (padded rows) and biases, and two row tiles per warp (input prefetch, output staging).
 uint64_t fused_smem_bytes(const MlpConfig& c, int warps);
 
+// Layers of width w that the Hopper fully fused kernel (fully_fused_mlp_sm90.cu, which checks
+// this against its shared-memory layout) holds in one launch, 0 for a width it does not take.
+// Segments of such a width are cut at this many layers even where the mma.sync kernel would
+// hold more: on Hopper two wgmma kernels beat one mma.sync kernel (96 wide, 8 layers: ~3x).
+constexpr int fused_sm90_max_layers(int64_t w) {
+  if (w == 96 || w == 128) return 5;
+  return w == 16 || w == 32 || w == 48 || w == 64 ? 8 : 0;
+}
+
 // The layers [first, last) of one fully fused kernel. An MLP whose weights do not all fit in one
 // block's shared memory runs as several kernels, each taking as many layers as fit, with the
 // activations between them in device memory. Empty when a single layer does not fit.

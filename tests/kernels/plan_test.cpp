@@ -159,6 +159,21 @@ TEST(Plan, DeepWideFullyFusedTakesSeveralKernels) {
   EXPECT_EQ(scratch(c), 2);
   EXPECT_EQ(fk::detail::fused_segments(preset("mlp-narrow")).size(), 1u);
   EXPECT_EQ(scratch(preset("mlp-narrow")), 0);
+  // A width the Hopper kernel takes is cut where that kernel's shared memory is full, even
+  // where the mma.sync kernel would hold more (96 wide: 5 layers), and not before (16 wide: 8).
+  c.widths = std::vector<int64_t>(9, 96);
+  const auto wide = fk::detail::fused_segments(c);
+  ASSERT_EQ(wide.size(), 2u);
+  EXPECT_EQ(wide[0].last, 5u);
+  EXPECT_EQ(wide[1].last, 8u);
+  c.widths = std::vector<int64_t>(9, 16);
+  EXPECT_EQ(fk::detail::fused_segments(c).size(), 1u);
+  // A run of one width ahead of another is cut the same way; the rest is one mma.sync kernel.
+  c.widths = {96, 96, 96, 96, 96, 96, 96, 80};
+  const auto mixed = fk::detail::fused_segments(c);
+  ASSERT_EQ(mixed.size(), 2u);
+  EXPECT_EQ(mixed[0].last, 5u);
+  EXPECT_EQ(mixed[1].last, 7u);
   // Mixed widths split where they stop fitting too: every layer lands in exactly one kernel.
   c.widths = {64, 128, 128, 128, 128, 128, 128, 32};
   size_t next = 0;

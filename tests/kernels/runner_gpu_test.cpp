@@ -255,8 +255,9 @@ TEST(RunnerGpuPresets, FullyFusedHopperWidths) {
 
 // Layers whose weights do not fit in one block's shared memory (6 or more at 128 wide, or a deep
 // mix of widths) run as several fully fused kernels with the activations between them in device
-// memory: 2 kernels for 6 to 8 layers of 128, 3 (two buffers in turn) for 11; each is one launch
-// of the run's plan. Both dtypes, every activation, rows that leave a partial tile.
+// memory: 2 kernels for 6 to 8 layers of 128 or 96, 3 (two buffers in turn) for 11; each is one
+// launch of the run's plan. 8 layers of 16 or 32 stay one kernel (on Hopper the wgmma one). Both
+// dtypes, every activation, rows that leave a partial tile.
 TEST(RunnerGpuPresets, FullyFusedDeepWideTakesSeveralKernels) {
   FUSIONSCOPE_REQUIRE_GPU();
   struct Case {
@@ -278,13 +279,24 @@ TEST(RunnerGpuPresets, FullyFusedDeepWideTakesSeveralKernels) {
        fk::DType::kFp16,
        fk::Activation::kRelu,
        0},  // mixed widths (mma.sync): as many kernels as fused_segments() says
+      // Cut where the Hopper kernel is full (5 layers at 96), not where the mma.sync one is.
+      {70001, std::vector<int64_t>(9, 96), true, fk::DType::kBf16, fk::Activation::kSilu, 2},
+      // 8 layers of 16 and of 32 fit the Hopper kernel whole.
+      {100003, std::vector<int64_t>(9, 16), true, fk::DType::kFp16, fk::Activation::kGeluTanh, 1},
+      {50001, std::vector<int64_t>(9, 32), false, fk::DType::kBf16, fk::Activation::kRelu, 1},
   };
+  const bool hopper = fk::query_device(0).cc_major == 9;
   for (const Case& k : cases) {
     const fk::MlpConfig c = make(fk::MlpKind::kMlp, k.rows, k.widths, k.bias, k.dtype, k.act);
     expect_correct(c, fk::Variant::kFullyFused);
     const fk::RunResult r = fk::run(c, fk::Variant::kFullyFused, quick());
     ASSERT_TRUE(r.ok) << r.error;
-    if (k.kernels > 0) {
+    if (k.kernels == 1) {
+      EXPECT_EQ(r.plan.launches.size(), 1u) << fk::describe(c);
+      if (hopper) {
+        EXPECT_NE(r.kernel_path.find("wgmma"), std::string::npos) << r.kernel_path;
+      }
+    } else if (k.kernels > 0) {
       EXPECT_EQ(r.plan.launches.size(), k.kernels) << fk::describe(c);
       EXPECT_NE(r.kernel_path.find(std::to_string(k.kernels) + " fully fused kernels"),
                 std::string::npos)

@@ -25,6 +25,7 @@
 // the loads and stores of the others.
 #include <algorithm>
 
+#include "../buffers.h"
 #include "cuda_check.h"
 #include "device_buffer.h"
 #include "element.cuh"
@@ -51,7 +52,11 @@ struct FusedMlpSm90Geometry {
   static constexpr uint32_t kLayerBytes = kCols * kCols * 2;
   static constexpr int kWarpgroups = kCols == 128 ? 2 : 4;
   static constexpr int kThreads = 128 * kWarpgroups;
-  static constexpr int kStages = kCols == 128 ? 2 : kPacked ? 4 : 3;  // more in flight if packed
+  // Input stages a warpgroup: two tiles ahead (one at 128 wide, for room). A fourth for the
+  // packed widths measured level or slower (16 wide x 5 layers at a million rows 29.6 against
+  // 30.1 us) and left no room for 8 layers of 16 or 32, which then ran on the mma.sync kernel
+  // (36.3 against 68.5 us at 16 wide).
+  static constexpr int kStages = kCols == 128 ? 2 : 3;
   static constexpr bool kStageInSlot = kCols == 128;  // the output staged in its input's stage
   static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
   static constexpr int kBiasBytes = kCols == 128 ? 2 : 4;  // biases as 16 bits at 128 (room)
@@ -88,12 +93,23 @@ constexpr uint32_t kNoTail = ~0u;
 constexpr uint64_t kDynamicRounds = 2;
 
 template <int W>
-size_t smem_bytes(int layers) {
+constexpr size_t smem_bytes(int layers) {
   using G = Geometry<W>;
   return size_t{1024} + size_t(layers) * G::kLayerBytes +
          size_t{G::kWarpgroups} * G::kPerWarpgroup + size_t(layers) * G::kCols * G::kBiasBytes +
          size_t{G::kWarpgroups} * G::kStages * (8 + 4);  // barriers, then tile numbers
 }
+// fused_sm90_max_layers (buffers.h), by which the planner cuts deep MLPs into kernels, is what
+// fits the smallest opt-in limit of a Hopper GPU (227 KB).
+template <int W>
+constexpr bool max_layers_fit() {
+  constexpr int n = fused_sm90_max_layers(W);
+  return smem_bytes<W>(n) <= kFusedSmemLimit &&
+         (n == FusedMlpSm90::kMaxLayers || smem_bytes<W>(n + 1) > kFusedSmemLimit);
+}
+static_assert(max_layers_fit<16>() && max_layers_fit<32>() && max_layers_fit<48>() &&
+              max_layers_fit<64>() && max_layers_fit<96>() && max_layers_fit<128>());
+
 size_t smem_bytes(int width, int layers) {
   switch (width) {
     case 16:
