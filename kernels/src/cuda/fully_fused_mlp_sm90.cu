@@ -24,6 +24,7 @@
 // The warpgroups interleave, so one's bias/activation arithmetic overlaps another's wgmma and
 // the loads and stores of the others.
 #include <algorithm>
+#include <type_traits>
 
 #include "../buffers.h"
 #include "cuda_check.h"
@@ -202,6 +203,28 @@ __device__ __forceinline__ void layer_mma_rs(float (&d)[Geometry<W>::kAcc],
   }
 }
 
+// Packed widths: diagonal block b's biases sit in column 0 of the first k16 slice of the next
+// block, in b's rows (a part of the block-diagonal weight no other wgmma reads), so a wgmma of
+// those rows and that slice by an A that is 1 in column 0 and 0 elsewhere adds them to the
+// accumulator: one instruction a block instead of an add an accumulator.
+template <int W>
+__device__ __forceinline__ int bias_slice(int b) {
+  constexpr int kBlocks = W < 64 ? 64 / W : 1;
+  return ((b + 1) % kBlocks) * (W / 16);
+}
+template <typename T, int W>
+__device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const uint32_t (&one)[4],
+                                         uint32_t w) {
+#pragma unroll
+  for (int b = 0; b < 64 / W; ++b) {
+    const uint64_t db = smem_desc_from_lo(w + (b * W * 128 + bias_slice<W>(b) * 32) / 16);
+    if constexpr (W == 32)
+      wgmma_m64n32k16_rs<T>(d + 16 * b, one, db, 1);
+    else
+      wgmma_m64n16k16_rs<T>(d + 8 * b, one, db, 1);
+  }
+}
+
 // Layer 0 of a dense width: the tile's rows as they are ([64 x W], W * 2 bytes apart) read into
 // A fragments with ldmatrix (warp w's 16 rows; lanes 16-31 the upper 8 columns of each slice),
 // then the register form.
@@ -340,15 +363,21 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
   // 16-byte chunk c of row n at chunk c ^ (n % 8) (128-byte swizzle); block-diagonal when packed
   // (a chunk never straddles two blocks: widths are multiples of 8). Biases repeated when packed
-  // (zeros without bias). Asynchronous copies (zero-filled off the blocks), all in flight at
-  // once: a load-then-store loop waited for the L2 once per pass, several microseconds of a
-  // kernel that moves the whole input in ~100.
+  // (zeros without bias), and when packed also in the weight, off its blocks (bias_slice).
+  // Asynchronous copies (zero-filled off the blocks), all in flight at once: a load-then-store loop
+  // waited for the L2 once per pass, several microseconds of a kernel that moves the whole input in
+  // ~100.
   for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
     const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
     const T* src = static_cast<const T*>(p.weights[l]);
     const bool data = G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W;  // else zeros
-    cp_async_16(weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8),
-                data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
+    uint8_t* dst = weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8);
+    if (G::kPacked && c == 2 * bias_slice<W>(n / W)) {
+      const uint16_t* b = static_cast<const uint16_t*>(p.biases[l]);
+      *reinterpret_cast<uint4*>(dst) = make_uint4(b ? b[n % W] : 0u, 0u, 0u, 0u);
+      continue;
+    }
+    cp_async_16(dst, data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
   }
   cp_async_commit();
   for (int i = threadIdx.x; i < p.layers * kCols; i += G::kThreads) {
@@ -369,6 +398,14 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   const uint32_t stages_desc = smem_desc_lo(smem_u32(stages));
   const auto act = [](float v) { return epilogue_act<A>(v); };
   const int cp = 2 * (lane % 4);  // accumulator columns 8j + cp, 8j + cp + 1
+  // 32 wide adds its biases by wgmma (bias_mma): A is 1 in column 0 of its k16 slice, which is
+  // this thread's low half of registers 0 and 1 where lane % 4 == 0. Against the adds, at a
+  // million rows: relu 53.7-53.8 -> 52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7. At 16 wide the
+  // four more m64n16k16 a layer cost more than the adds they save (30.3-30.4 -> 32.0-32.2 us).
+  constexpr bool kBiasMma = W == 32;
+  const bool bias_by_mma = kBiasMma && p.biases[0] != nullptr;
+  const uint32_t one_bits = std::is_same_v<T, __half> ? 0x3C00u : 0x3F80u;
+  const uint32_t one[4] = {lane % 4 == 0 ? one_bits : 0u, lane % 4 == 0 ? one_bits : 0u, 0u, 0u};
   for (uint32_t i = 0;; ++i) {
     const uint32_t slot = i % kStages;
     // The slot of tile i - 1 is free (its wgmma completed, and its staged output, if it held
@@ -388,11 +425,13 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     } else {
       wgmma_fence();
       layer_mma_ss<T, W>(d, stages_desc + slot * (kTileBytes / 16), weights_desc);
+      if constexpr (kBiasMma)
+        if (bias_by_mma) bias_mma<T, W>(d, one, weights_desc);
     }
     // Up to 64 wide, each layer's biases are read while its wgmma runs, not after it: the
     // shared-memory latency left the bias add waiting on the critical path of every layer. At
     // 96 and 128 wide the registers that takes cost more than it saves (21% slower at 128).
-    constexpr bool kPrefetch = kCols == 64;
+    constexpr bool kPrefetch = kCols == 64 && !kBiasMma;
     constexpr int kChunks = 2 * G::kSlices;  // accumulator chunks of 8 columns with data
     float2 bv[kPrefetch ? kChunks : 1];
     int bias_layer = 0;
@@ -405,13 +444,22 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       }
     };
     const auto bias_of = [&](int j) {
-      if constexpr (kPrefetch)
+      if constexpr (kBiasMma)
+        return make_float2(0.f, 0.f);  // not read: see biased
+      else if constexpr (kPrefetch)
         return bv[j];
       else
         return bias_pair<T, W>(biases + bias_layer * kCols * G::kBiasBytes, 8 * j + cp);
     };
+    // v plus its bias, unless a wgmma added it (no add of zero: the compiler may not drop one).
+    const auto biased = [&](float v, float b) {
+      if constexpr (kBiasMma)
+        return v;
+      else
+        return v + b;
+    };
     wgmma_commit();
-    load_biases(0);
+    if constexpr (!kBiasMma) load_biases(0);
     wgmma_wait<0>();
 
     for (int l = 0;; ++l) {
@@ -427,14 +475,17 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
         for (int h = 0; h < 2; ++h) {
           const int j = 2 * t + h;
           const float2 b = bias_of(j);
-          a[t][2 * h] = pack2_act<T, A>(d[4 * j] + b.x, d[4 * j + 1] + b.y, act);
-          a[t][2 * h + 1] = pack2_act<T, A>(d[4 * j + 2] + b.x, d[4 * j + 3] + b.y, act);
+          a[t][2 * h] = pack2_act<T, A>(biased(d[4 * j], b.x), biased(d[4 * j + 1], b.y), act);
+          a[t][2 * h + 1] =
+              pack2_act<T, A>(biased(d[4 * j + 2], b.x), biased(d[4 * j + 3], b.y), act);
         }
       }
       wgmma_fence();
       layer_mma_rs<T, W>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+      if constexpr (kBiasMma)
+        if (bias_by_mma) bias_mma<T, W>(d, one, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       wgmma_commit();
-      load_biases(l + 1);
+      if constexpr (!kBiasMma) load_biases(l + 1);
       wgmma_wait<0>();
     }
 
@@ -460,7 +511,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     auto stage_out = [&]<bool kAct>() {
       auto out = [&](int j, int i) {  // row r (i = 0) or r + 8 (i = 2) of chunk j
         const float2 b = bias_of(j);
-        const float x0 = d[4 * j + i] + b.x, x1 = d[4 * j + i + 1] + b.y;
+        const float x0 = biased(d[4 * j + i], b.x), x1 = biased(d[4 * j + i + 1], b.y);
         if constexpr (kAct)
           return pack2_act<T, A>(x0, x1, act);
         else
