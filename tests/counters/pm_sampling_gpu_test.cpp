@@ -287,10 +287,13 @@ namespace {
 void print_times(const fc::PmSamplingResult& r, double seconds) {
   std::printf(
       "%.1f s at %llu us: %zu samples; %zu gaps, %.3f ms lost; overflow %d; stop took %.3f s "
-      "(decode %.3f s in %zu calls, evaluation %.3f s over %zu images)\n",
+      "(decode in progress %.3f, the rest %.3f, evaluation %.3f, release %.3f); decode %.3f s in "
+      "%zu calls, evaluation %.3f s over %zu images\n",
       seconds, static_cast<unsigned long long>(r.interval_ns / 1000), r.samples.size(),
       r.gaps.size(), static_cast<double>(r.lost_ns()) * 1e-6, r.hardware_overflow ? 1 : 0,
-      r.times.stop_s, r.times.decode_s, r.times.decode_calls, r.times.evaluate_s, r.times.images);
+      r.times.stop_s, r.times.stop_join_s, r.times.stop_decode_s, r.times.stop_evaluate_s,
+      r.times.stop_release_s, r.times.decode_s, r.times.decode_calls, r.times.evaluate_s,
+      r.times.images);
   for (size_t i = 0; i < r.gaps.size() && i < 8; ++i)
     std::printf("  lost %.3f ms from %.3f ms after the start\n",
                 static_cast<double>(r.gaps[i].end_ns - r.gaps[i].start_ns) * 1e-6,

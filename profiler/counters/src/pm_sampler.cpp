@@ -135,7 +135,9 @@ struct PmSampler::Impl {
   double expected_decode_s() const;
   // A fresh, initialised image to decode into.
   void new_image();
-  void keep_image();
+  // Hands the current image to evaluation and, if `fresh`, starts a new one (not after the last
+  // decode: initialising an image of the default metrics takes a noticeable part of stop()).
+  void keep_image(bool fresh = true);
   std::vector<PmSample> evaluate(const detail::ProfilerHost& h,
                                  const std::vector<uint8_t>& image) const;
   void evaluate_loop();
@@ -285,7 +287,7 @@ void PmSampler::Impl::new_image() {
   check_cupti(cuptiPmSamplingCounterDataImageInitialize(&init), "preparing a sample buffer");
 }
 
-void PmSampler::Impl::keep_image() {
+void PmSampler::Impl::keep_image(bool fresh) {
   const size_t n = completed_samples(counter_data);
   if (n == 0) return;
   if (kept_samples + n > options.max_samples) {
@@ -299,7 +301,7 @@ void PmSampler::Impl::keep_image() {
     }
     queue_wake.notify_one();
   }
-  new_image();
+  if (fresh) new_image();
 }
 
 double PmSampler::Impl::expected_decode_s() const {
@@ -557,6 +559,7 @@ PmSamplingResult PmSampler::stop() {
   }
   d.wake.notify_all();
   d.decoder.join();
+  d.result.times.stop_join_s = seconds_since(t0);
   try {
     auto stop = detail::cupti_params<CUpti_PmSampling_Stop_Params>(
         CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
@@ -571,17 +574,23 @@ PmSamplingResult PmSampler::stop() {
       // H100), so one starts only when it is expected to end within the budget: checking the
       // clock alone let stop() take 1.09 s.
       const double budget_s = static_cast<double>(d.options.stop_decode_budget_ms) * 1e-3;
+      const auto t1 = Clock::now();
       for (int i = 0; i < 1024 && seconds_since(t0) + d.expected_decode_s() < budget_s; ++i)
         if (d.decode_once()) break;
-      d.keep_image();
+      d.keep_image(false);
+      d.result.times.stop_decode_s = seconds_since(t1);
     }
+    const auto t2 = Clock::now();
     d.finish_evaluation();
     d.assemble();
+    d.result.times.stop_evaluate_s = seconds_since(t2);
     d.result.status = d.decode_status;
   } catch (const CounterFailure& f) {
     d.result.status = f.status;
   }
+  const auto t3 = Clock::now();
   d.release();
+  d.result.times.stop_release_s = seconds_since(t3);
   d.result.times.stop_s = seconds_since(t0);
   PmSamplingResult r = std::move(d.result);
   d.result = PmSamplingResult{};

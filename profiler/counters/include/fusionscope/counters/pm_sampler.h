@@ -85,10 +85,14 @@ struct PmGap {
 
 // Where the time of a sampling session went, for the docs and the benchmark.
 struct PmSamplingTimes {
-  double decode_s = 0;    // in cuptiPmSamplingDecodeData, on the decode thread
-  double evaluate_s = 0;  // turning samples into values, summed over threads
-  double stop_s = 0;      // the caller's wait in stop()
-  size_t images = 0;      // host images filled
+  double decode_s = 0;         // in cuptiPmSamplingDecodeData, on the decode thread
+  double evaluate_s = 0;       // turning samples into values, summed over threads
+  double stop_s = 0;           // the caller's wait in stop(), of which:
+  double stop_join_s = 0;      //   the decode thread's decode in progress
+  double stop_decode_s = 0;    //   what the hardware still held (within the budget)
+  double stop_evaluate_s = 0;  //   the images still waiting for evaluation
+  double stop_release_s = 0;   //   stopping and releasing CUPTI's sampler
+  size_t images = 0;           // host images filled
   size_t decode_calls = 0;
 };
 
