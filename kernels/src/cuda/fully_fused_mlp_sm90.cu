@@ -592,7 +592,7 @@ bool FusedMlpSm90::applies(const MlpConfig& c, int device) {
   const int layers = static_cast<int>(c.widths.size()) - 1;
   if (layers < 1 || layers > kMaxLayers) return false;
   const int64_t w0 = c.widths.front();
-  if (w0 != 16 && w0 != 32 && w0 != 48 && w0 != 64 && w0 != 96 && w0 != 128) return false;
+  if (fused_sm90_max_layers(w0) == 0) return false;  // not a width it takes
   for (auto w : c.widths)
     if (w != w0) return false;
   if (!hopper_gemm_available(device)) return false;
