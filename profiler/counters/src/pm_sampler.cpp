@@ -135,8 +135,8 @@ struct PmSampler::Impl {
   double expected_decode_s() const;
   // A fresh, initialised image to decode into.
   void new_image();
-  // Hands the current image to evaluation and, if `fresh`, starts a new one (not after the last
-  // decode: initialising an image of the default metrics takes a noticeable part of stop()).
+  // Hands the current image to evaluation and, if `fresh`, starts a new one (not after stop()'s
+  // last decode: nothing would be decoded into it, and initialising one is not free).
   void keep_image(bool fresh = true);
   std::vector<PmSample> evaluate(const detail::ProfilerHost& h,
                                  const std::vector<uint8_t>& image) const;
