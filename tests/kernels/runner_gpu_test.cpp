@@ -172,6 +172,8 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 300, std::vector<int64_t>(12, 128), true, D::kBf16, A::kRelu), fused},
       {"16 wide: one packed row of 4 and a tail of 3",
        make(K::kMlp, 7, std::vector<int64_t>(4, 16), true, D::kBf16, A::kGeluTanh), fused},
+      {"16 wide fp16 relu: fp16 accumulators, a tail of 3",
+       make(K::kMlp, 303, std::vector<int64_t>(4, 16), true, D::kFp16, A::kRelu), fused},
       {"32 wide: packed 2 to a row, a tail of 1",
        make(K::kMlp, 301, std::vector<int64_t>(4, 32), true, D::kFp16, A::kSilu), fused},
       {"64 wide, more tiles than warpgroups: each takes several in turn",
@@ -303,6 +305,44 @@ TEST(RunnerGpuPresets, FullyFusedDeepWideTakesSeveralKernels) {
           << r.kernel_path;
     } else {
       EXPECT_GE(r.plan.launches.size(), 2u) << fk::describe(c);
+    }
+  }
+}
+
+// ReLU or no activation at 16 and 64 wide: biases added to the 16-bit pairs after the
+// conversion, and at 16 wide fp16 no fp32 accumulators at all (48 wide, beside them, keeps fp32
+// adds); with and without biases, in one kernel and as the segments of a longer MLP (the
+// activation on a segment's last layer too).
+TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  using A = fk::Activation;
+  using D = fk::DType;
+  struct Case {
+    int64_t rows;
+    std::vector<int64_t> widths;
+    bool bias;
+    D dtype;
+    A act;
+  };
+  const Case cases[] = {
+      {100003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kRelu},  // fp16 accumulators
+      {4097, std::vector<int64_t>(4, 16), false, D::kFp16, A::kRelu},   // no biases
+      {50001, std::vector<int64_t>(12, 16), true, D::kFp16, A::kRelu},  // 8 + 3 layers
+      {30001, std::vector<int64_t>(4, 16), true, D::kFp16, A::kNone},   // no activation
+      {100003, std::vector<int64_t>(6, 16), true, D::kBf16, A::kRelu},  // fp32 accumulators
+      {65537, std::vector<int64_t>(5, 48), true, D::kFp16, A::kRelu},   // dense rows
+      {65537, std::vector<int64_t>(5, 64), true, D::kBf16, A::kNone},
+      {20001, std::vector<int64_t>(10, 64), true, D::kBf16, A::kRelu},  // 8 + 1 layers
+  };
+  const bool hopper = fk::query_device(0).cc_major == 9;
+  for (const Case& k : cases) {
+    const fk::MlpConfig c = make(fk::MlpKind::kMlp, k.rows, k.widths, k.bias, k.dtype, k.act);
+    SCOPED_TRACE(fk::describe(c));
+    expect_correct(c, fk::Variant::kFullyFused);
+    if (hopper) {
+      const fk::RunResult r = fk::run(c, fk::Variant::kFullyFused, quick());
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_NE(r.kernel_path.find("wgmma"), std::string::npos) << r.kernel_path;
     }
   }
 }

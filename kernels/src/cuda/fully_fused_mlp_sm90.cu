@@ -203,6 +203,41 @@ __device__ __forceinline__ void layer_mma_rs(float (&d)[Geometry<W>::kAcc],
   }
 }
 
+// 16 wide, fp16 accumulators: each diagonal block's layer is one k16 slice (h + 4 b: its 4
+// registers of packed pairs).
+__device__ __forceinline__ void layer16_f16acc_ss(uint32_t (&h)[16], uint32_t x, uint32_t w) {
+#pragma unroll
+  for (int b = 0; b < 4; ++b)
+    wgmma_m64n16k16_f16acc_ss(h + 4 * b, smem_desc_from_lo(x + slice_at(b, 64 * 128) / 16),
+                              smem_desc_from_lo(weight_slice<16>(w, b)));
+}
+__device__ __forceinline__ void layer16_f16acc_rs(uint32_t (&h)[16], const uint32_t (&a)[4][4],
+                                                  uint32_t w) {
+#pragma unroll
+  for (int b = 0; b < 4; ++b)
+    wgmma_m64n16k16_f16acc_rs(h + 4 * b, a[b], smem_desc_from_lo(weight_slice<16>(w, b)));
+}
+
+// A pair already converted to 16 bits plus its pair of 16-bit biases, then ReLU if kRelu: one
+// fma (x * 1 + b) instead of two fp32 adds ahead of the conversion. The sum is rounded twice
+// (the accumulator to 16 bits, then the sum), a half-unit more than one rounding at most.
+template <typename T, bool kRelu>
+__device__ __forceinline__ uint32_t add_bias2(uint32_t x, uint32_t b) {
+  uint32_t r;
+  if constexpr (std::is_same_v<T, __half>) {
+    if constexpr (kRelu)
+      asm("fma.rn.relu.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x3C003C00u), "r"(b));
+    else
+      asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x3C003C00u), "r"(b));
+  } else {
+    if constexpr (kRelu)
+      asm("fma.rn.relu.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x3F803F80u), "r"(b));
+    else
+      asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x3F803F80u), "r"(b));
+  }
+  return r;
+}
+
 // Packed widths: diagonal block b's biases sit in column 0 of the first k16 slice of the next
 // block, in b's rows (a part of the block-diagonal weight no other wgmma reads), so a wgmma of
 // those rows and that slice by an A that is 1 in column 0 and 0 elsewhere adds them to the
@@ -360,6 +395,21 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   if (tid == 0)
     for (uint32_t j = 0; j + 1 < kStages; ++j) feed(j);
 
+  // How each layer's biases are added (alternating rounds, a million rows, 5 layers):
+  // - 32 wide: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu
+  //   65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost more than the adds);
+  // - ReLU or no activation at 16 and 64 wide: to the 16-bit pairs after the conversion
+  //   (add_bias2), one instruction a pair instead of two adds; 16 wide fp16 also keeps its
+  //   accumulators in fp16 (one k16 slice a layer), so there is no conversion at all. Against
+  //   fp32 adds: 16 wide 30.7-30.9 -> 28.7-29.2 us (8 layers 36.4-36.7 -> 29.6-29.7), bf16
+  //   30.1-30.2 -> 28.6-28.7, 64 wide level (memory-bound at 5 layers); 48 wide (dense rows)
+  //   74.0-74.2 -> 74.5-74.6, so not there;
+  // - otherwise fp32 adds ahead of the activation.
+  constexpr bool kBiasMma = W == 32;
+  constexpr bool kRelu = A == Activation::kRelu;
+  constexpr bool kHalfBias = (W == 16 || W == 64) && (kRelu || A == Activation::kNone);
+  constexpr bool kF16Acc = kHalfBias && W == 16 && std::is_same_v<T, __half>;
+
   // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
   // 16-byte chunk c of row n at chunk c ^ (n % 8) (128-byte swizzle); block-diagonal when packed
   // (a chunk never straddles two blocks: widths are multiples of 8). Biases repeated when packed
@@ -384,7 +434,9 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     const int l = i / kCols, n = i % kCols;
     const T* b = static_cast<const T*>(p.biases[l]);
     const float v = b && (G::kPacked || n < W) ? to_float(b[n % W]) : 0.f;
-    if constexpr (G::kBiasBytes == 4)
+    if constexpr (kHalfBias)
+      reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
+    else if constexpr (G::kBiasBytes == 4)
       reinterpret_cast<float*>(biases)[i] = v;
     else
       reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
@@ -398,11 +450,8 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   const uint32_t stages_desc = smem_desc_lo(smem_u32(stages));
   const auto act = [](float v) { return epilogue_act<A>(v); };
   const int cp = 2 * (lane % 4);  // accumulator columns 8j + cp, 8j + cp + 1
-  // 32 wide adds its biases by wgmma (bias_mma): A is 1 in column 0 of its k16 slice, which is
-  // this thread's low half of registers 0 and 1 where lane % 4 == 0. Against the adds, at a
-  // million rows: relu 53.7-53.8 -> 52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7. At 16 wide the
-  // four more m64n16k16 a layer cost more than the adds they save (30.3-30.4 -> 32.0-32.2 us).
-  constexpr bool kBiasMma = W == 32;
+  // bias_mma's A is 1 in column 0 of its k16 slice: this thread's low half of registers 0 and 1
+  // where lane % 4 == 0.
   const bool bias_by_mma = kBiasMma && p.biases[0] != nullptr;
   const uint32_t one_bits = std::is_same_v<T, __half> ? 0x3C00u : 0x3F80u;
   const uint32_t one[4] = {lane % 4 == 0 ? one_bits : 0u, lane % 4 == 0 ? one_bits : 0u, 0u, 0u};
@@ -418,9 +467,13 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     const uint32_t tile = my_tile_in[slot];
     if (tile >= p.tiles) break;
 
-    float d[G::kAcc];
+    float d[kF16Acc ? 1 : G::kAcc];  // fp32 accumulators,
+    uint32_t h[kF16Acc ? 16 : 1];    // or fp16 ones (packed pairs)
     uint8_t* x = stages + slot * kTileBytes;
-    if constexpr (G::kDense) {
+    if constexpr (kF16Acc) {
+      wgmma_fence();
+      layer16_f16acc_ss(h, stages_desc + slot * (kTileBytes / 16), weights_desc);
+    } else if constexpr (G::kDense) {
       layer0_mma_dense<T, W>(d, x, weights_desc, warp, lane);
     } else {
       wgmma_fence();
@@ -433,19 +486,24 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     // 96 and 128 wide the registers that takes cost more than it saves (21% slower at 128).
     constexpr bool kPrefetch = kCols == 64 && !kBiasMma;
     constexpr int kChunks = 2 * G::kSlices;  // accumulator chunks of 8 columns with data
-    float2 bv[kPrefetch ? kChunks : 1];
+    float2 bv[kPrefetch && !kHalfBias ? kChunks : 1];
+    uint32_t hbv[kHalfBias ? kChunks : 1];  // 16-bit pairs
     int bias_layer = 0;
     const auto load_biases = [&](int l) {
       bias_layer = l;
-      if constexpr (kPrefetch) {
+      if constexpr (kHalfBias) {
+#pragma unroll
+        for (int j = 0; j < kChunks; ++j)
+          hbv[j] = *reinterpret_cast<const uint32_t*>(biases + 2 * (l * kCols + 8 * j + cp));
+      } else if constexpr (kPrefetch) {
 #pragma unroll
         for (int j = 0; j < kChunks; ++j)
           bv[j] = bias_pair<T, W>(biases + l * kCols * G::kBiasBytes, 8 * j + cp);
       }
     };
     const auto bias_of = [&](int j) {
-      if constexpr (kBiasMma)
-        return make_float2(0.f, 0.f);  // not read: see biased
+      if constexpr (kBiasMma || kHalfBias)
+        return make_float2(0.f, 0.f);  // not read: see biased and add_bias2
       else if constexpr (kPrefetch)
         return bv[j];
       else
@@ -466,22 +524,33 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       if (l + 1 == p.layers) break;
       // Bias, activation, and the next layer's A fragments: k16 slice t is accumulator chunks
       // 2t (columns 16t..16t+7) and 2t + 1. These instructions compete with wgmma for issue
-      // slots (the kernel is issue-bound once its loads are hidden): ReLU goes into the
-      // conversion, the others take one hardware tanh.
+      // slots (the kernel is issue-bound once its loads are hidden): ReLU goes into the bias's
+      // fma or the conversion, the others take one hardware tanh.
       uint32_t a[G::kSlices][4];
 #pragma unroll
       for (int t = 0; t < G::kSlices; ++t) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int j = 2 * t + h;
-          const float2 b = bias_of(j);
-          a[t][2 * h] = pack2_act<T, A>(biased(d[4 * j], b.x), biased(d[4 * j + 1], b.y), act);
-          a[t][2 * h + 1] =
-              pack2_act<T, A>(biased(d[4 * j + 2], b.x), biased(d[4 * j + 3], b.y), act);
+        for (int hh = 0; hh < 2; ++hh) {
+          const int j = 2 * t + hh;  // rows r (a[t][2 hh]) and r + 8 (a[t][2 hh + 1]) of chunk j
+          if constexpr (kF16Acc) {
+            a[t][2 * hh] = add_bias2<T, kRelu>(h[2 * j], hbv[j]);
+            a[t][2 * hh + 1] = add_bias2<T, kRelu>(h[2 * j + 1], hbv[j]);
+          } else if constexpr (kHalfBias) {
+            a[t][2 * hh] = add_bias2<T, kRelu>(pack2<T>(d[4 * j], d[4 * j + 1]), hbv[j]);
+            a[t][2 * hh + 1] = add_bias2<T, kRelu>(pack2<T>(d[4 * j + 2], d[4 * j + 3]), hbv[j]);
+          } else {
+            const float2 b = bias_of(j);
+            a[t][2 * hh] = pack2_act<T, A>(biased(d[4 * j], b.x), biased(d[4 * j + 1], b.y), act);
+            a[t][2 * hh + 1] =
+                pack2_act<T, A>(biased(d[4 * j + 2], b.x), biased(d[4 * j + 3], b.y), act);
+          }
         }
       }
       wgmma_fence();
-      layer_mma_rs<T, W>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+      if constexpr (kF16Acc)
+        layer16_f16acc_rs(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+      else
+        layer_mma_rs<T, W>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       if constexpr (kBiasMma)
         if (bias_by_mma) bias_mma<T, W>(d, one, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       wgmma_commit();
@@ -509,13 +578,19 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     // Biased, and activated too when this kernel is a segment of a longer MLP: one branch a
     // tile, not one a pair (the kernel is issue-bound).
     auto stage_out = [&]<bool kAct>() {
-      auto out = [&](int j, int i) {  // row r (i = 0) or r + 8 (i = 2) of chunk j
-        const float2 b = bias_of(j);
-        const float x0 = biased(d[4 * j + i], b.x), x1 = biased(d[4 * j + i + 1], b.y);
-        if constexpr (kAct)
-          return pack2_act<T, A>(x0, x1, act);
-        else
-          return pack2<T>(x0, x1);
+      auto out = [&](int j, int i) -> uint32_t {  // row r (i = 0) or r + 8 (i = 2) of chunk j
+        if constexpr (kF16Acc) {
+          return add_bias2 < T, kAct && kRelu > (h[2 * j + i / 2], hbv[j]);
+        } else if constexpr (kHalfBias) {
+          return add_bias2 < T, kAct && kRelu > (pack2<T>(d[4 * j + i], d[4 * j + i + 1]), hbv[j]);
+        } else {
+          const float2 b = bias_of(j);
+          const float x0 = biased(d[4 * j + i], b.x), x1 = biased(d[4 * j + i + 1], b.y);
+          if constexpr (kAct)
+            return pack2_act<T, A>(x0, x1, act);
+          else
+            return pack2<T>(x0, x1);
+        }
       };
 #pragma unroll
       for (int j = 0; j < (G::kDense ? W / 8 : G::kAcc / 4); j += 2)
