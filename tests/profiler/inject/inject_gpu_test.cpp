@@ -8,8 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -316,10 +318,26 @@ TEST(InjectGpu, TheLabsPyTorchVariantsWithCounters) {
     const lab::RunOutcome& o = r.runs[v];
     ASSERT_EQ(o.status, storage::RunStatus::kOk) << o.result.error << " " << o.trace.status;
     EXPECT_GT(o.result.median_ms, 0);
-    // The traced run's own timing, not the counters pass's (its kernels are replayed).
-    EXPECT_LT(o.result.median_ms, 1.0) << lab::run_name(job.runs[v]);
     EXPECT_TRUE(o.kernel_counters.starts_with("ok")) << o.kernel_counters;
     const storage::RunData run = store.load_run(o.run_id);
+    // The traced run's own timing, not the counters pass's (its kernels are replayed): the
+    // median pass is the traced passes' median span, first kernel to first kernel. (A bound of
+    // 1 ms failed once where a traced torch.compile pass waited on the host: 1.14 ms.)
+    std::vector<double> spans;
+    const auto first_start = [&](long it) {
+      int64_t t = INT64_MAX;
+      for (uint32_t i : analysis::iteration_kernels(run, it))
+        t = std::min(t, run.kernels[i].start_ns);
+      return t;
+    };
+    for (long it = job.warmup; it + 1 < job.warmup + job.iterations; ++it) {
+      const int64_t a = first_start(it), b = first_start(it + 1);
+      if (a != INT64_MAX && b != INT64_MAX) spans.push_back(static_cast<double>(b - a) * 1e-6);
+    }
+    ASSERT_GE(spans.size(), static_cast<size_t>(job.iterations / 2)) << run.info.name;
+    std::sort(spans.begin(), spans.end());
+    const double span = spans[spans.size() / 2];
+    EXPECT_NEAR(o.result.median_ms, span, 0.25 * span + 0.05) << lab::run_name(job.runs[v]);
     const std::vector<uint32_t> first = analysis::iteration_kernels(run, job.warmup);
     EXPECT_EQ(first.size(), expected[v]) << run.info.name;
     bool fused = false;
