@@ -578,11 +578,12 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     // Biased, and activated too when this kernel is a segment of a longer MLP: one branch a
     // tile, not one a pair (the kernel is issue-bound).
     auto stage_out = [&]<bool kAct>() {
+      [[maybe_unused]] constexpr bool kReluOut = kAct && kRelu;  // the 16-bit adds only
       auto out = [&](int j, int i) -> uint32_t {  // row r (i = 0) or r + 8 (i = 2) of chunk j
         if constexpr (kF16Acc) {
-          return add_bias2 < T, kAct && kRelu > (h[2 * j + i / 2], hbv[j]);
+          return add_bias2<T, kReluOut>(h[2 * j + i / 2], hbv[j]);
         } else if constexpr (kHalfBias) {
-          return add_bias2 < T, kAct && kRelu > (pack2<T>(d[4 * j + i], d[4 * j + i + 1]), hbv[j]);
+          return add_bias2<T, kReluOut>(pack2<T>(d[4 * j + i], d[4 * j + i + 1]), hbv[j]);
         } else {
           const float2 b = bias_of(j);
           const float x0 = biased(d[4 * j + i], b.x), x1 = biased(d[4 * j + i + 1], b.y);
