@@ -402,8 +402,8 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   //   (add_bias2), one instruction a pair instead of two adds; 16 wide fp16 also keeps its
   //   accumulators in fp16 (one k16 slice a layer), so there is no conversion at all. Against
   //   fp32 adds: 16 wide 30.7-30.9 -> 28.7-29.2 us (8 layers 36.4-36.7 -> 29.6-29.7), bf16
-  //   30.1-30.2 -> 28.6-28.7, 64 wide level (memory-bound at 5 layers); 48 wide (dense rows)
-  //   74.0-74.2 -> 74.5-74.6, so not there;
+  //   30.1-30.2 -> 28.6-28.7, 64 wide level at 5 layers (memory-bound) and 136.9-137.1 ->
+  //   109.3-109.6 at 8; 48 wide (dense rows) 74.0-74.2 -> 74.5-74.6, so not there;
   // - otherwise fp32 adds ahead of the activation.
   constexpr bool kBiasMma = W == 32;
   constexpr bool kRelu = A == Activation::kRelu;
