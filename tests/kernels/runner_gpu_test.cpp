@@ -309,10 +309,9 @@ TEST(RunnerGpuPresets, FullyFusedDeepWideTakesSeveralKernels) {
   }
 }
 
-// ReLU or no activation at 16 and 64 wide: biases added to the 16-bit pairs after the
-// conversion, and at 16 wide fp16 no fp32 accumulators at all (48 wide, beside them, keeps fp32
-// adds); with and without biases, in one kernel and as the segments of a longer MLP (the
-// activation on a segment's last layer too).
+// ReLU or no activation at every width but 32: biases added to the 16-bit pairs after the
+// conversion, and at 16 wide fp16 no fp32 accumulators at all; with and without biases, in one
+// kernel and as the segments of a longer MLP (the activation on a segment's last layer too).
 TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
   FUSIONSCOPE_REQUIRE_GPU();
   using A = fk::Activation;
@@ -332,7 +331,10 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {100003, std::vector<int64_t>(6, 16), true, D::kBf16, A::kRelu},  // fp32 accumulators
       {65537, std::vector<int64_t>(5, 48), true, D::kFp16, A::kRelu},   // dense rows
       {65537, std::vector<int64_t>(5, 64), true, D::kBf16, A::kNone},
-      {20001, std::vector<int64_t>(10, 64), true, D::kBf16, A::kRelu},  // 8 + 1 layers
+      {20001, std::vector<int64_t>(10, 64), true, D::kBf16, A::kRelu},   // 8 + 1 layers
+      {20001, std::vector<int64_t>(6, 96), true, D::kBf16, A::kRelu},    // n96 MMAs
+      {20001, std::vector<int64_t>(4, 128), true, D::kFp16, A::kNone},   // 2 warpgroups
+      {30001, std::vector<int64_t>(10, 128), true, D::kFp16, A::kRelu},  // 5 + 4 layers
   };
   const bool hopper = fk::query_device(0).cc_major == 9;
   for (const Case& k : cases) {

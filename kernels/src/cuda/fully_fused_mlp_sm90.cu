@@ -395,19 +395,21 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   if (tid == 0)
     for (uint32_t j = 0; j + 1 < kStages; ++j) feed(j);
 
-  // How each layer's biases are added (alternating rounds, a million rows, 5 layers):
+  // How each layer's biases are added (alternating rounds, a million rows):
   // - 32 wide: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu
   //   65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost more than the adds);
-  // - ReLU or no activation at 16 and 64 wide: to the 16-bit pairs after the conversion
+  // - ReLU or no activation at the other widths: to the 16-bit pairs after the conversion
   //   (add_bias2), one instruction a pair instead of two adds; 16 wide fp16 also keeps its
   //   accumulators in fp16 (one k16 slice a layer), so there is no conversion at all. Against
-  //   fp32 adds: 16 wide 30.7-30.9 -> 28.7-29.2 us (8 layers 36.4-36.7 -> 29.6-29.7), bf16
-  //   30.1-30.2 -> 28.6-28.7, 64 wide level at 5 layers (memory-bound) and 136.9-137.1 ->
-  //   109.3-109.6 at 8; 48 wide (dense rows) 74.0-74.2 -> 74.5-74.6, so not there;
+  //   fp32 adds, 5 layers fp16 unless said: 16 wide 30.2-30.9 -> 28.3-29.2 us (8 layers
+  //   36.3-36.7 -> 29.6-29.8, bf16 30.1-30.3 -> 28.6-28.7); 48 wide 74.2-74.4 -> 74.4-74.8
+  //   (memory-bound) but 8 layers 99.7-101.2 -> 85.0-85.6; 64 wide level, 8 layers 136.9-137.1
+  //   -> 109.3-109.6; 96 wide 216.0-222.0 -> 209.5-215.5; 128 wide 268.7-296.8 -> 250.0-265.0
+  //   (bf16 288.7-301.7 -> 271.0-278.3);
   // - otherwise fp32 adds ahead of the activation.
   constexpr bool kBiasMma = W == 32;
   constexpr bool kRelu = A == Activation::kRelu;
-  constexpr bool kHalfBias = (W == 16 || W == 64) && (kRelu || A == Activation::kNone);
+  constexpr bool kHalfBias = !kBiasMma && (kRelu || A == Activation::kNone);
   constexpr bool kF16Acc = kHalfBias && W == 16 && std::is_same_v<T, __half>;
 
   // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
@@ -483,7 +485,8 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     }
     // Up to 64 wide, each layer's biases are read while its wgmma runs, not after it: the
     // shared-memory latency left the bias add waiting on the critical path of every layer. At
-    // 96 and 128 wide the registers that takes cost more than it saves (21% slower at 128).
+    // 96 and 128 wide the registers that takes in fp32 cost more than it saves (21% slower at
+    // 128); the 16-bit pairs (kHalfBias), half the registers, are read ahead at every width.
     constexpr bool kPrefetch = kCols == 64 && !kBiasMma;
     constexpr int kChunks = 2 * G::kSlices;  // accumulator chunks of 8 columns with data
     float2 bv[kPrefetch && !kHalfBias ? kChunks : 1];
