@@ -309,9 +309,10 @@ TEST(RunnerGpuPresets, FullyFusedDeepWideTakesSeveralKernels) {
   }
 }
 
-// ReLU or no activation at every width but 32: biases added to the 16-bit pairs after the
-// conversion, and at 16 wide fp16 no fp32 accumulators at all; with and without biases, in one
-// kernel and as the segments of a longer MLP (the activation on a segment's last layer too).
+// ReLU or no activation at every width but 32, GELU and SiLU in fp16 but at 96 wide: biases
+// added to the 16-bit pairs after the conversion and activated there, and at 16 wide fp16 no
+// fp32 accumulators at all; with and without biases, in one kernel and as the segments of a
+// longer MLP (the activation on a segment's last layer too).
 TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
   FUSIONSCOPE_REQUIRE_GPU();
   using A = fk::Activation;
@@ -335,6 +336,11 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {20001, std::vector<int64_t>(6, 96), true, D::kBf16, A::kRelu},    // n96 MMAs
       {20001, std::vector<int64_t>(4, 128), true, D::kFp16, A::kNone},   // 2 warpgroups
       {30001, std::vector<int64_t>(10, 128), true, D::kFp16, A::kRelu},  // 5 + 4 layers
+      {100003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kGeluTanh},
+      {50001, std::vector<int64_t>(12, 16), true, D::kFp16, A::kSilu},  // 8 + 3 layers
+      {65537, std::vector<int64_t>(5, 48), false, D::kFp16, A::kSilu},
+      {20001, std::vector<int64_t>(10, 64), true, D::kFp16, A::kGeluTanh},
+      {20001, std::vector<int64_t>(4, 128), true, D::kFp16, A::kSilu},
   };
   const bool hopper = fk::query_device(0).cc_major == 9;
   for (const Case& k : cases) {

@@ -218,24 +218,48 @@ __device__ __forceinline__ void layer16_f16acc_rs(uint32_t (&h)[16], const uint3
     wgmma_m64n16k16_f16acc_rs(h + 4 * b, a[b], smem_desc_from_lo(weight_slice<16>(w, b)));
 }
 
-// A pair already converted to 16 bits plus its pair of 16-bit biases, then ReLU if kRelu: one
-// fma (x * 1 + b) instead of two fp32 adds ahead of the conversion. The sum is rounded twice
-// (the accumulator to 16 bits, then the sum), a half-unit more than one rounding at most.
-template <typename T, bool kRelu>
-__device__ __forceinline__ uint32_t add_bias2(uint32_t x, uint32_t b) {
-  uint32_t r;
-  if constexpr (std::is_same_v<T, __half>) {
-    if constexpr (kRelu)
-      asm("fma.rn.relu.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x3C003C00u), "r"(b));
+// A pair already converted to 16 bits plus its pair of 16-bit biases, then the activation A:
+// ReLU folded into the fma (x * 1 + b), GELU-tanh and SiLU (fp16 only) in f16x2 arithmetic with
+// one tanh.approx.f16x2 a pair. Against two fp32 adds ahead of the conversion and the fp32
+// activation, a third to a half of the instructions. The sum is rounded twice (the accumulator
+// to 16 bits, then the sum), a half-unit more than one rounding at most.
+template <typename T, Activation A>
+__device__ __forceinline__ uint32_t bias_act2(uint32_t x, uint32_t b) {
+  constexpr bool kHalf = std::is_same_v<T, __half>;
+  const uint32_t one = kHalf ? 0x3C003C00u : 0x3F803F80u;
+  uint32_t y;
+  if constexpr (A == Activation::kRelu) {
+    if constexpr (kHalf)
+      asm("fma.rn.relu.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(x), "r"(one), "r"(b));
     else
-      asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x3C003C00u), "r"(b));
-  } else {
-    if constexpr (kRelu)
-      asm("fma.rn.relu.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x3F803F80u), "r"(b));
-    else
-      asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(0x3F803F80u), "r"(b));
+      asm("fma.rn.relu.bf16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(x), "r"(one), "r"(b));
+    return y;
   }
-  return r;
+  if constexpr (kHalf)
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(x), "r"(one), "r"(b));
+  else
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(x), "r"(one), "r"(b));
+  if constexpr (A == Activation::kGeluTanh || A == Activation::kSilu) {
+    static_assert(kHalf, "16-bit activations in fp16 only");
+    // GELU: hx + hx * tanh(x * (c0 + c1 x^2)), hx = x / 2; SiLU: hx + hx * tanh(hx). Past
+    // |x| = 256, x^2 is infinite and tanh gives +-1: x or 0, as it should.
+    const uint32_t half = 0x38003800u;
+    uint32_t hx, t;
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(hx) : "r"(y), "r"(half));
+    if constexpr (A == Activation::kGeluTanh) {
+      const uint32_t c0 = 0x3A623A62u;  // 0.7978845608 in fp16 (0.79785)
+      const uint32_t c1 = 0x28912891u;  // 0.7978845608 * 0.044715 (0.035675)
+      uint32_t p;
+      asm("mul.rn.f16x2 %0, %1, %1;" : "=r"(p) : "r"(y));
+      asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(p), "r"(c1), "r"(c0));
+      asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(p) : "r"(p), "r"(y));
+      asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(p));
+    } else {
+      asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(hx));
+    }
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(hx), "r"(t), "r"(hx));
+  }
+  return y;
 }
 
 // Packed widths: diagonal block b's biases sit in column 0 of the first k16 slice of the next
@@ -398,18 +422,23 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // How each layer's biases are added (alternating rounds, a million rows):
   // - 32 wide: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu
   //   65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost more than the adds);
-  // - ReLU or no activation at the other widths: to the 16-bit pairs after the conversion
-  //   (add_bias2), one instruction a pair instead of two adds; 16 wide fp16 also keeps its
-  //   accumulators in fp16 (one k16 slice a layer), so there is no conversion at all. Against
-  //   fp32 adds, 5 layers fp16 unless said: 16 wide 30.2-30.9 -> 28.3-29.2 us (8 layers
-  //   36.3-36.7 -> 29.6-29.8, bf16 30.1-30.3 -> 28.6-28.7); 48 wide 74.2-74.4 -> 74.4-74.8
-  //   (memory-bound) but 8 layers 99.7-101.2 -> 85.0-85.6; 64 wide level, 8 layers 136.9-137.1
-  //   -> 109.3-109.6; 96 wide 216.0-222.0 -> 209.5-215.5; 128 wide 268.7-296.8 -> 250.0-265.0
-  //   (bf16 288.7-301.7 -> 271.0-278.3);
+  // - ReLU or no activation at the other widths, and GELU and SiLU in fp16 but at 96 wide: to
+  //   the 16-bit pairs after the conversion, activated there (bias_act2); 16 wide fp16 also
+  //   keeps its accumulators in fp16 (one k16 slice a layer), so there is no conversion at all.
+  //   Against fp32 adds and activations, 5 layers fp16 unless said: relu 16 wide 30.2-30.9 ->
+  //   28.3-29.2 us (8 layers 36.3-36.7 -> 29.6-29.8, bf16 30.1-30.3 -> 28.6-28.7); 48 wide
+  //   74.2-74.4 -> 74.4-74.8 (memory-bound) but 8 layers 99.7-101.2 -> 85.0-85.6; 64 wide level,
+  //   8 layers 136.9-137.1 -> 109.3-109.6; 96 wide 216.0-222.0 -> 209.5-215.5; 128 wide
+  //   268.7-296.8 -> 250.0-265.0. GELU 16 wide 41.0-41.5 -> 36.3-36.5, 48 wide 118.2-120.2 ->
+  //   102.1-103.0, 128 wide 400.6-405.4 -> 329.4-366.7; SiLU 16 wide 39.0-39.5 -> 34.6-34.8, 64
+  //   wide 130.9-133.5 -> 118.0-118.8, but 96 wide 290.2-290.6 -> 297.2-308.5, so not there.
+  //   The largest relative error doubles (GELU 16 wide 4.7e-4 -> 9.8e-4, 8 layers of 64 6.6e-4
+  //   -> 1.7e-3; fp16's tolerance is 5e-3); bf16 keeps fp32 activations (8-bit mantissa);
   // - otherwise fp32 adds ahead of the activation.
   constexpr bool kBiasMma = W == 32;
   constexpr bool kRelu = A == Activation::kRelu;
-  constexpr bool kHalfBias = !kBiasMma && (kRelu || A == Activation::kNone);
+  constexpr bool kHalfAct = std::is_same_v<T, __half> && W != 96;  // GELU, SiLU in f16x2 too
+  constexpr bool kHalfBias = !kBiasMma && (kRelu || A == Activation::kNone || kHalfAct);
   constexpr bool kF16Acc = kHalfBias && W == 16 && std::is_same_v<T, __half>;
 
   // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
@@ -506,7 +535,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     };
     const auto bias_of = [&](int j) {
       if constexpr (kBiasMma || kHalfBias)
-        return make_float2(0.f, 0.f);  // not read: see biased and add_bias2
+        return make_float2(0.f, 0.f);  // not read: see biased and bias_act2
       else if constexpr (kPrefetch)
         return bv[j];
       else
@@ -536,11 +565,11 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
         for (int hh = 0; hh < 2; ++hh) {
           const int j = 2 * t + hh;  // rows r (a[t][2 hh]) and r + 8 (a[t][2 hh + 1]) of chunk j
           if constexpr (kF16Acc) {
-            a[t][2 * hh] = add_bias2<T, kRelu>(h[2 * j], hbv[j]);
-            a[t][2 * hh + 1] = add_bias2<T, kRelu>(h[2 * j + 1], hbv[j]);
+            a[t][2 * hh] = bias_act2<T, A>(h[2 * j], hbv[j]);
+            a[t][2 * hh + 1] = bias_act2<T, A>(h[2 * j + 1], hbv[j]);
           } else if constexpr (kHalfBias) {
-            a[t][2 * hh] = add_bias2<T, kRelu>(pack2<T>(d[4 * j], d[4 * j + 1]), hbv[j]);
-            a[t][2 * hh + 1] = add_bias2<T, kRelu>(pack2<T>(d[4 * j + 2], d[4 * j + 3]), hbv[j]);
+            a[t][2 * hh] = bias_act2<T, A>(pack2<T>(d[4 * j], d[4 * j + 1]), hbv[j]);
+            a[t][2 * hh + 1] = bias_act2<T, A>(pack2<T>(d[4 * j + 2], d[4 * j + 3]), hbv[j]);
           } else {
             const float2 b = bias_of(j);
             a[t][2 * hh] = pack2_act<T, A>(biased(d[4 * j], b.x), biased(d[4 * j + 1], b.y), act);
@@ -581,12 +610,12 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     // Biased, and activated too when this kernel is a segment of a longer MLP: one branch a
     // tile, not one a pair (the kernel is issue-bound).
     auto stage_out = [&]<bool kAct>() {
-      [[maybe_unused]] constexpr bool kReluOut = kAct && kRelu;  // the 16-bit adds only
+      [[maybe_unused]] constexpr Activation kOutAct = kAct ? A : Activation::kNone;
       auto out = [&](int j, int i) -> uint32_t {  // row r (i = 0) or r + 8 (i = 2) of chunk j
         if constexpr (kF16Acc) {
-          return add_bias2<T, kReluOut>(h[2 * j + i / 2], hbv[j]);
+          return bias_act2<T, kOutAct>(h[2 * j + i / 2], hbv[j]);
         } else if constexpr (kHalfBias) {
-          return add_bias2<T, kReluOut>(pack2<T>(d[4 * j + i], d[4 * j + i + 1]), hbv[j]);
+          return bias_act2<T, kOutAct>(pack2<T>(d[4 * j + i], d[4 * j + i + 1]), hbv[j]);
         } else {
           const float2 b = bias_of(j);
           const float x0 = biased(d[4 * j + i], b.x), x1 = biased(d[4 * j + i + 1], b.y);
