@@ -309,9 +309,9 @@ TEST(RunnerGpuPresets, FullyFusedDeepWideTakesSeveralKernels) {
   }
 }
 
-// ReLU or no activation at every width but 32, GELU and SiLU in fp16 but at 96 wide: biases
-// added to the 16-bit pairs after the conversion and activated there, and at 16 wide fp16 no
-// fp32 accumulators at all; with and without biases, in one kernel and as the segments of a
+// ReLU or no activation at every width but 32, GELU and SiLU in fp16 but at 96 wide (GELU alone
+// at 32): biases added to the 16-bit pairs after the conversion and activated there, and at 16 wide
+// fp16 no fp32 accumulators at all; with and without biases, in one kernel and as the segments of a
 // longer MLP (the activation on a segment's last layer too).
 TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
   FUSIONSCOPE_REQUIRE_GPU();
@@ -341,6 +341,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {65537, std::vector<int64_t>(5, 48), false, D::kFp16, A::kSilu},
       {20001, std::vector<int64_t>(10, 64), true, D::kFp16, A::kGeluTanh},
       {20001, std::vector<int64_t>(4, 128), true, D::kFp16, A::kSilu},
+      {50001, std::vector<int64_t>(12, 32), true, D::kFp16, A::kGeluTanh},  // biases by wgmma
   };
   const bool hopper = fk::query_device(0).cc_major == 9;
   for (const Case& k : cases) {
