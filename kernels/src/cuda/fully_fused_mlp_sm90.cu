@@ -17,8 +17,10 @@
 // - has the tile's input [64 x W] brought by TMA into one of its stages, ahead of use (marked
 //   evict-first in the L2: it is read once);
 // - runs layer 0 as wgmma m64nWk16 with A and B from shared memory, and every further layer
-//   with A from registers: the fp32 accumulators, after bias and activation and packing to 16
-//   bits, are exactly the A fragments of the next layer, so activations never leave registers;
+//   with A from registers: the accumulators (fp32, or fp16 at 16 wide fp16), after bias and
+//   activation and packing to 16 bits, are exactly the A fragments of the next layer, so
+//   activations never leave registers (see kHalfBias for where the bias and activation are
+//   applied in 16 bits);
 // - writes the last layer (plus bias) to a staging buffer (at 96 and 128 the tile's own input
 //   stage, for room) and stores it with TMA.
 // The warpgroups interleave, so one's bias/activation arithmetic overlaps another's wgmma and
