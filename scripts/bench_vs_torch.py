@@ -19,19 +19,21 @@ least TARGET_POST x torch.compile on geglu-post, fully-fused at least 7x eager o
       --preset geglu-post --preset mlp-narrow --preset linear-post
 
 --sweep runs the gated shapes of SWEEP (rows 1024-16384, dim 768-4096, hidden 3000-14336, bf16
-and fp16, gelu-tanh and silu; --only picks some) with PyTorch eager, torch.compile and our eager
-("our eag", the same cuBLAS GEMMs as PyTorch eager: a check on the comparison) and gated-gemm
-variants. It prints the ratio table and checks the targets: gated-gemm at least TARGET_POST x
-torch.compile on the post's GeGLU and TARGET_SWEEP x on every other shape, every variant within
-its tolerance of the fp32 reference, and (with --dram, which runs Nsight Compute on kernels_bench
-pinned to the same kernels) DRAM bytes per forward pass never above eager's. The exit status is
-1 when a check or a target fails, so regressions show.
+and fp16, gelu-tanh and silu; --only picks some; --shape adds one's own, with or without
+--sweep) with PyTorch eager, torch.compile and our eager ("our eag", the same cuBLAS GEMMs as
+PyTorch eager: a check on the comparison) and gated-gemm variants. It prints the ratio table and
+checks the targets: gated-gemm at least TARGET_POST x torch.compile on the post's GeGLU and
+TARGET_SWEEP x on every other shape, every variant within its tolerance of the fp32 reference,
+and (with --dram, which runs Nsight Compute on kernels_bench pinned to the same kernels) DRAM
+bytes per forward pass never above eager's. The exit status is 1 when a check or a target fails,
+so regressions show.
 """
 import argparse
 import ctypes
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -124,6 +126,17 @@ class Stack(torch.nn.Module):
             if i + 1 < len(self.layers):
                 x = self.act(x)
         return x
+
+
+def compile_static(model):
+    """torch.compile of one configuration as a process of its own would compile it. Dynamo's
+    caches are dropped first: its recompile limit (8 per function) counts every configuration of
+    the same module class in this process, and past it the module silently runs eagerly (the
+    ninth gated shape of one run did). Shapes are static: after one shape change Dynamo would
+    otherwise compile for dynamic shapes, a different program from the one a user's fixed-shape
+    run gets. fullgraph, as scripts/torch_mlp.py compiles: a graph break is an error here."""
+    torch._dynamo.reset()
+    return torch.compile(model, fullgraph=True, dynamic=False)
 
 
 def build(cfg):
@@ -325,7 +338,7 @@ def presets_mode(args, l2, ours):
         sets = input_sets(cfg, l2)
         inputs = [torch.empty(cfg["rows"], cfg["widths"][0], device="cuda",
                               dtype=DTYPES[cfg["dtype"]]).uniform_(-1, 1) for _ in range(sets)]
-        compiled = torch.compile(model)
+        compiled = compile_static(model)
         with torch.no_grad():
             compiled(inputs[0])  # compile before any timing
         contenders = {"torch eager": (model, inputs)}
@@ -372,14 +385,29 @@ def presets_mode(args, l2, ours):
     return report, failed
 
 
+def parse_shape(text):
+    """ROWSxDIMxHIDDEN:DTYPE:ACT (e.g. 8192x4096x11008:bf16:silu) as a SWEEP entry."""
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+):(fp16|bf16):(gelu-tanh|silu)", text)
+    if not m:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected ROWSxDIMxHIDDEN:DTYPE:ACT, DTYPE fp16 or bf16, ACT gelu-tanh or silu")
+    rows, dim, hidden = (int(m.group(i)) for i in (1, 2, 3))
+    if rows < 1 or dim < 8 or hidden < 8 or dim % 8 or hidden % 8:
+        raise argparse.ArgumentTypeError(f"{text!r}: rows >= 1; dim and hidden multiples of 8")
+    return (rows, dim, hidden, m.group(4), m.group(5))
+
+
 def sweep_mode(args, l2, ours):
     """Per shape: torch eager, torch.compile, our eager and our gated-gemm, timed in rotating
     rounds in this one process (timed_rounds), medians over the rounds."""
     rows, failed = [], False
-    shapes = [sh for sh in SWEEP if not args.only or f"{sh[0]}x{sh[1]}x{sh[2]}" in args.only]
-    if not shapes:
-        print(f"no sweep shape matches --only {' '.join(args.only)}", file=sys.stderr)
-        return rows, True
+    shapes = []
+    if args.sweep:
+        shapes = [sh for sh in SWEEP if not args.only or f"{sh[0]}x{sh[1]}x{sh[2]}" in args.only]
+        if not shapes and not args.shape:
+            print(f"no sweep shape matches --only {' '.join(args.only)}", file=sys.stderr)
+            return rows, True
+    shapes += [sh for sh in args.shape or [] if sh not in shapes]
     for sh in shapes:
         cfg = sweep_config(sh)
         torch.manual_seed(0)
@@ -387,7 +415,7 @@ def sweep_mode(args, l2, ours):
         inputs = [torch.empty(cfg["rows"], cfg["widths"][0], device="cuda",
                               dtype=DTYPES[cfg["dtype"]]).uniform_(-1, 1)
                   for _ in range(input_sets(cfg, l2))]
-        compiled = torch.compile(model)
+        compiled = compile_static(model)
         with torch.no_grad():
             compiled(inputs[0])  # compile before any timing
         torch.cuda.synchronize()
@@ -485,6 +513,11 @@ def main():
     ap.add_argument("--lib", help="libfusionscope_mlp.so (default: beside --bench)")
     ap.add_argument("--only", action="append", metavar="ROWSxDIMxHIDDEN",
                     help="with --sweep: only these shapes of the sweep (e.g. 8192x4096x14336)")
+    ap.add_argument("--shape", action="append", type=parse_shape,
+                    metavar="ROWSxDIMxHIDDEN:DTYPE:ACT",
+                    help="a gated shape of one's own, timed and checked as the sweep's are "
+                         "(target TARGET_SWEEP x torch.compile), with or without --sweep; e.g. "
+                         "8192x4096x11008:bf16:silu")
     ap.add_argument("--pin", default="",
                     help="with --sweep: our gated variant runs these kernel choices (as "
                          "kernels_bench --pin-kernels takes them) instead of timing candidates")
@@ -510,10 +543,10 @@ def main():
         print("(no clock or power figures: nvidia-smi cannot sample this GPU)", file=sys.stderr)
     report, failed = {}, False
     try:
-        if args.preset or not args.sweep:
+        if args.preset or not (args.sweep or args.shape):
             report["presets"], f = presets_mode(args, l2, ours)
             failed |= f
-        if args.sweep:
+        if args.sweep or args.shape:
             report["sweep"], f = sweep_mode(args, l2, ours)
             failed |= f
     finally:
