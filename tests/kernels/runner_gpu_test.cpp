@@ -174,6 +174,8 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 7, std::vector<int64_t>(4, 16), true, D::kBf16, A::kGeluTanh), fused},
       {"16 wide fp16 relu: fp16 accumulators, a tail of 3",
        make(K::kMlp, 303, std::vector<int64_t>(4, 16), true, D::kFp16, A::kRelu), fused},
+      {"16 wide fp16 GELU: the halving folded into the weights in shared memory",
+       make(K::kMlp, 303, std::vector<int64_t>(4, 16), true, D::kFp16, A::kGeluTanh), fused},
       {"32 wide: packed 2 to a row, a tail of 1",
        make(K::kMlp, 301, std::vector<int64_t>(4, 32), true, D::kFp16, A::kSilu), fused},
       {"64 wide, more tiles than warpgroups: each takes several in turn",
@@ -312,7 +314,9 @@ TEST(RunnerGpuPresets, FullyFusedDeepWideTakesSeveralKernels) {
 // ReLU or no activation at every width but 32, GELU and SiLU in fp16 but at 96 wide (GELU alone
 // at 32): biases added to the 16-bit pairs after the conversion and activated there, and at 16 wide
 // fp16 no fp32 accumulators at all; with and without biases, in one kernel and as the segments of a
-// longer MLP (the activation on a segment's last layer too).
+// longer MLP (the activation on a segment's last layer too). Up to 64 wide GELU and SiLU run with
+// their halving folded into the weights (a segment's last layer gives true GELU; SiLU's is
+// halved).
 TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
   FUSIONSCOPE_REQUIRE_GPU();
   using A = fk::Activation;
@@ -342,6 +346,9 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {20001, std::vector<int64_t>(10, 64), true, D::kFp16, A::kGeluTanh},
       {20001, std::vector<int64_t>(4, 128), true, D::kFp16, A::kSilu},
       {50001, std::vector<int64_t>(12, 32), true, D::kFp16, A::kGeluTanh},  // biases by wgmma
+      // GELU cut into 5 + 4 layers at 128 wide; at 48 wide its halving folded into the weights
+      {30001, std::vector<int64_t>(10, 128), true, D::kFp16, A::kGeluTanh},
+      {65537, std::vector<int64_t>(5, 48), true, D::kFp16, A::kGeluTanh},
   };
   const bool hopper = fk::query_device(0).cc_major == 9;
   for (const Case& k : cases) {
