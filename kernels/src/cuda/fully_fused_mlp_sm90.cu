@@ -488,6 +488,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // sides measured 322-342 us): not shown to pay there, so up to 64 wide only.
   constexpr bool kFoldHalf =
       kHalfBias && kCols == 64 && (A == Activation::kGeluTanh || A == Activation::kSilu);
+  constexpr bool kBiasVec = kHalfBias && kCols == 64;  // half_bias_word's order, 16-byte loads
   const auto halved = [&](int l) {  // layer l's weights (and, SiLU, biases) are halved
     if constexpr (A == Activation::kGeluTanh)
       return l > 0;
@@ -520,7 +521,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     const T* b = static_cast<const T*>(p.biases[l]);
     float v = b && (G::kPacked || n < W) ? to_float(b[n % W]) : 0.f;
     if (kFoldHalf && A == Activation::kSilu && halved(l)) v *= 0.5f;
-    if constexpr (kHalfBias && kCols == 64)  // in the order the threads read them (load_biases)
+    if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kHalfBias)
       reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
@@ -592,7 +593,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     int bias_layer = 0;
     const auto load_biases = [&](int l) {
       bias_layer = l;
-      if constexpr (kHalfBias && kCols == 64) {  // this thread's pairs adjacent: 16-byte loads
+      if constexpr (kBiasVec) {  // this thread's pairs adjacent: 16-byte loads
         const uint8_t* mine = biases + 4 * half_bias_word<kCols>(l, cp);
 #pragma unroll
         for (int j = 0; j < kChunks; j += 4) {
