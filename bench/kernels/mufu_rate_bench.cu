@@ -13,18 +13,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <vector>
 
-namespace {
+#include "cuda_check.h"
 
-#define CHECK(x)                                                                     \
-  do {                                                                               \
-    const cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "mufu_rate_bench: %s: %s\n", #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
+namespace {
 
 enum Op { kTanhF16x2, kEx2F16x2, kTanhF32, kEx2F32, kTanhBf16x2, kEx2Bf16x2, kFmaF16x2 };
 
@@ -83,9 +77,9 @@ double values_per_clock(int sms, int iters, long long* stamps, uint32_t* sink) {
   const int blocks = sms * kBlocksPerSm;
   rate_kernel<kOp><<<blocks, kThreads>>>(16, stamps, sink);  // warm-up
   rate_kernel<kOp><<<blocks, kThreads>>>(iters, stamps, sink);
-  CHECK(cudaGetLastError());
+  FS_CUDA(cudaGetLastError());
   std::vector<long long> st(static_cast<size_t>(3 * blocks));
-  CHECK(cudaMemcpy(st.data(), stamps, st.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+  FS_CUDA(cudaMemcpy(st.data(), stamps, st.size() * sizeof(long long), cudaMemcpyDeviceToHost));
   struct Span {
     long long first = 0, last = 0;
     int blocks = 0;
@@ -128,7 +122,7 @@ constexpr OpInfo kOps[] = {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   const int iters = argc > 1 ? std::max(64, std::atoi(argv[1])) : 4096;
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -136,21 +130,30 @@ int main(int argc, char** argv) {
     return 1;
   }
   cudaDeviceProp prop{};
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  FS_CUDA(cudaGetDeviceProperties(&prop, 0));
   const bool sm90 = prop.major >= 9;
   std::printf("%s, %d SMs; 8 blocks of 256 threads an SM, 8 chains a thread, %d steps\n", prop.name,
               prop.multiProcessorCount, iters);
   long long* stamps = nullptr;
   uint32_t* sink = nullptr;
-  CHECK(cudaMalloc(&stamps, sizeof(long long) * 3 * prop.multiProcessorCount * 8));
-  CHECK(cudaMalloc(&sink, sizeof(uint32_t)));
+  FS_CUDA(cudaMalloc(&stamps, sizeof(long long) * 3 * prop.multiProcessorCount * 8));
+  FS_CUDA(cudaMalloc(&sink, sizeof(uint32_t)));
   std::printf("%-24s %16s %16s\n", "instruction", "lanes/clk/SM", "values/clk/SM");
   for (const OpInfo& o : kOps) {
     if (o.sm90 && !sm90) continue;
     const double rate = o.rate(prop.multiProcessorCount, iters, stamps, sink);
     std::printf("%-24s %16.1f %16.1f\n", o.ptx, rate, rate * o.values);
   }
-  CHECK(cudaFree(stamps));
-  CHECK(cudaFree(sink));
+  FS_CUDA(cudaFree(stamps));
+  FS_CUDA(cudaFree(sink));
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mufu_rate_bench: %s\n", e.what());
+    return 1;
+  }
 }
