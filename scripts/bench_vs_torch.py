@@ -518,7 +518,7 @@ def main():
     ap.add_argument("--shape", action="append", type=parse_shape,
                     metavar="ROWSxDIMxHIDDEN:DTYPE:ACT",
                     help="a gated shape of one's own, timed and checked as the sweep's are "
-                         "(target TARGET_SWEEP x torch.compile), with or without --sweep; e.g. "
+                         f"(target {TARGET_SWEEP}x torch.compile), with or without --sweep; e.g. "
                          "8192x4096x11008:bf16:silu")
     ap.add_argument("--pin", default="",
                     help="with --sweep: our gated variant runs these kernel choices (as "
