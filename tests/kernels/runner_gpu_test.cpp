@@ -174,6 +174,8 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 7, std::vector<int64_t>(4, 16), true, D::kBf16, A::kGeluTanh), fused},
       {"16 wide fp16 relu: fp16 accumulators, a tail of 3",
        make(K::kMlp, 303, std::vector<int64_t>(4, 16), true, D::kFp16, A::kRelu), fused},
+      {"16 wide fp16 relu: each stage refilled after its staged output was read",
+       make(K::kMlp, 1000003, std::vector<int64_t>(3, 16), true, D::kFp16, A::kRelu), fused},
       {"16 wide fp16 GELU: the halving folded into the weights in shared memory",
        make(K::kMlp, 303, std::vector<int64_t>(4, 16), true, D::kFp16, A::kGeluTanh), fused},
       {"32 wide: packed 2 to a row, a tail of 1",
@@ -349,6 +351,10 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       // GELU cut into 5 + 4 layers at 128 wide; at 48 wide its halving folded into the weights
       {30001, std::vector<int64_t>(10, 128), true, D::kFp16, A::kGeluTanh},
       {65537, std::vector<int64_t>(5, 48), true, D::kFp16, A::kGeluTanh},
+      // 16 wide, ReLU or none: five stages a warpgroup, the output staged in the input's stage;
+      // enough tiles (about 7 a warpgroup) that each warpgroup refills stages it staged output in
+      {1000003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kRelu},
+      {1000003, std::vector<int64_t>(9, 16), true, D::kBf16, A::kNone},  // 8 layers: the most
   };
   const bool hopper = fk::query_device(0).cc_major == 9;
   for (const Case& k : cases) {

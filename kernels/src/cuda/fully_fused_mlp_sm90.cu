@@ -40,9 +40,9 @@
 
 namespace fusionscope::kernels::detail {
 
-// The kernel's geometry for layers W wide (outside the anonymous namespace: members a width does
-// not use are no warning).
-template <int W>
+// The kernel's geometry for layers W wide, kLight when the epilogue is ReLU or none (outside the
+// anonymous namespace: members a width does not use are no warning).
+template <int W, bool kLight = false>
 struct FusedMlpSm90Geometry {
   static constexpr bool kPacked = W == 16 || W == 32;        // rows packed 4 or 2 to a row
   static constexpr bool kDense = W == 48 || W == 96;         // rows as they are, weights padded
@@ -55,20 +55,30 @@ struct FusedMlpSm90Geometry {
   static constexpr uint32_t kLayerBytes = kCols * kCols * 2;
   static constexpr int kWarpgroups = kCols == 128 ? 2 : 4;
   static constexpr int kThreads = 128 * kWarpgroups;
-  // Input stages a warpgroup: two tiles ahead (one at 128 wide, for room). A fourth for the
-  // packed widths measured level or slower (16 wide x 5 layers at a million rows 29.6 against
-  // 30.1 us) and left no room for 8 layers of 16 or 32, which then ran on the mma.sync kernel
-  // (36.3 against 68.5 us at 16 wide).
-  static constexpr int kStages = kCols == 128 ? 2 : 3;
-  static constexpr bool kStageInSlot = kCols == 128;  // the output staged in its input's stage
+  // Input stages a warpgroup: two tiles ahead (one at 128 wide, for room). 16 wide with ReLU or
+  // no activation (kDeep16) is bound by the bytes in flight, not by its layers: it keeps four
+  // tiles ahead, its output staged in the tile's own stage (as at 128 wide) and its biases in 16
+  // bits, which still fits 8 layers. Three alternating rounds, fp16 relu, us: a million rows 5
+  // layers 28.3-28.4 -> 27.0-27.1 (3 stages ahead and a staging buffer 27.1-27.3), 3 layers
+  // 26.7-26.8 -> 25.0, 2 M rows 52.7-52.8 -> 51.1-51.3, 4 M rows 100.2-100.4 -> 99.5-99.7; 8
+  // layers level. GELU at 16 wide (compute-bound) and 32 wide measured 3% and 0.5% slower with a
+  // fourth stage.
+  static constexpr bool kDeep16 = W == 16 && kLight;
+  static constexpr int kStages = kCols == 128 ? 2 : kDeep16 ? 5 : 3;
+  static constexpr bool kStageInSlot =
+      kCols == 128 || kDeep16;  // output staged in its input's stage
   static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
-  static constexpr int kBiasBytes = kCols == 128 ? 2 : 4;  // biases as 16 bits at 128 (room)
+  // Biases as 16 bits at 128 (room) and where every epilogue takes them so (kHalfBias; room).
+  static constexpr int kBiasBytes = kCols == 128 || kDeep16 ? 2 : 4;
 };
 
 namespace {
 
-template <int W>
-using Geometry = FusedMlpSm90Geometry<W>;
+template <int W, bool kLight = false>
+using Geometry = FusedMlpSm90Geometry<W, kLight>;
+constexpr bool light(Activation a) {
+  return a == Activation::kRelu || a == Activation::kNone;
+}
 
 struct Params {
   const void* weights[FusedMlpSm90::kMaxLayers];
@@ -95,37 +105,46 @@ constexpr uint32_t kNoTail = ~0u;
 // faster than none from 32 wide up (1, 2 and 3 rounds alike; 16 wide at a million rows level).
 constexpr uint64_t kDynamicRounds = 2;
 
-template <int W>
+template <int W, bool kLight>
 constexpr size_t smem_bytes(int layers) {
-  using G = Geometry<W>;
+  using G = Geometry<W, kLight>;
   return size_t{1024} + size_t(layers) * G::kLayerBytes +
          size_t{G::kWarpgroups} * G::kPerWarpgroup + size_t(layers) * G::kCols * G::kBiasBytes +
          size_t{G::kWarpgroups} * G::kStages * (8 + 4);  // barriers, then tile numbers
 }
 // fused_sm90_max_layers (buffers.h), by which the planner cuts deep MLPs into kernels, is what
 // fits the smallest opt-in limit of a Hopper GPU (227 KB).
-template <int W>
+template <int W, bool kLight>
 constexpr bool max_layers_fit() {
   constexpr int n = fused_sm90_max_layers(W);
-  return smem_bytes<W>(n) <= kFusedSmemLimit &&
-         (n == FusedMlpSm90::kMaxLayers || smem_bytes<W>(n + 1) > kFusedSmemLimit);
+  return smem_bytes<W, kLight>(n) <= kFusedSmemLimit &&
+         (n == FusedMlpSm90::kMaxLayers || smem_bytes<W, kLight>(n + 1) > kFusedSmemLimit);
+}
+template <int W>
+constexpr bool max_layers_fit() {
+  return max_layers_fit<W, false>() && max_layers_fit<W, true>();
 }
 static_assert(max_layers_fit<16>() && max_layers_fit<32>() && max_layers_fit<48>() &&
               max_layers_fit<64>() && max_layers_fit<96>() && max_layers_fit<128>());
 
-size_t smem_bytes(int width, int layers) {
+template <int W>
+size_t smem_bytes(Activation act, int layers) {
+  return light(act) ? smem_bytes<W, true>(layers) : smem_bytes<W, false>(layers);
+}
+size_t smem_bytes(int width, Activation act, int layers) {
   switch (width) {
     case 16:
+      return smem_bytes<16>(act, layers);
     case 32:
-      return smem_bytes<32>(layers);  // the same geometry
+      return smem_bytes<32>(act, layers);
     case 48:
-      return smem_bytes<48>(layers);
+      return smem_bytes<48>(act, layers);
     case 64:
-      return smem_bytes<64>(layers);
+      return smem_bytes<64>(act, layers);
     case 96:
-      return smem_bytes<96>(layers);
+      return smem_bytes<96>(act, layers);
     default:
-      return smem_bytes<128>(layers);
+      return smem_bytes<128>(act, layers);
   }
 }
 
@@ -349,7 +368,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
                           const __grid_constant__ CUtensorMap tmap_tail_in,
                           const __grid_constant__ CUtensorMap tmap_tail_out, const Params p) {
 #ifdef FS_SM90A
-  using G = Geometry<W>;
+  using G = Geometry<W, light(A)>;
   constexpr int kCols = G::kCols, kStages = G::kStages;
   constexpr uint32_t kTileBytes = G::kTileBytes;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -800,7 +819,7 @@ bool FusedMlpSm90::applies(const MlpConfig& c, int device) {
   if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
       cudaSuccess)
     return false;
-  return smem_bytes(static_cast<int>(w0), layers) <= static_cast<size_t>(optin);
+  return smem_bytes(static_cast<int>(w0), c.activation, layers) <= static_cast<size_t>(optin);
 }
 
 FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
@@ -817,7 +836,7 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.pack = s.width < 64 ? 64 / s.width : 1;
   s.dense = s.width == 48 || s.width == 96;
   s.kernel = pick(c.dtype, c.activation, s.width);
-  s.smem = smem_bytes(s.width, layers);
+  s.smem = smem_bytes(s.width, c.activation, layers);
   s.threads = s.cols == 128 ? Geometry<128>::kThreads : Geometry<64>::kThreads;
   // The attribute belongs to the kernel, which MLPs of other depths (the segments of a deeper
   // one, or other MLPs of this process) launch too: allow the device's maximum, never less than
