@@ -10,10 +10,10 @@
 //   MMAs padded to n64 at 48 wide (n48 measured 2-3% slower), n96 at 96 wide (9% faster than n128).
 //
 // One CTA per SM, 4 warpgroups (2 at 96 and 128), each an independent worker over 64-row tiles:
-// the first tiles strided over all warpgroups of the grid, the last ones taken one at a time
-// from a counter (so that the SMs the memory serves slower take fewer; see kDynamicRounds). Every
-// layer's weights sit in shared memory for the whole kernel in the 128-byte-swizzled layout wgmma
-// reads (64-column atoms). Per tile a warpgroup:
+// the first tiles strided over all warpgroups of the grid, the last ones (at 16 wide with ReLU
+// or none, all) taken one at a time from a counter (so that the SMs the memory serves slower
+// take fewer; see kDynamicRounds). Every layer's weights sit in shared memory for the whole
+// kernel in the 128-byte-swizzled layout wgmma reads (64-column atoms). Per tile a warpgroup:
 // - has the tile's input [64 x W] brought by TMA into one of its stages, ahead of use (marked
 //   evict-first in the L2: it is read once);
 // - runs layer 0 as wgmma m64nWk16 with A and B from shared memory, and every further layer
@@ -21,8 +21,8 @@
 //   activation and packing to 16 bits, are exactly the A fragments of the next layer, so
 //   activations never leave registers (see kHalfBias for where the bias and activation are
 //   applied in 16 bits);
-// - writes the last layer (plus bias) to a staging buffer (at 96 and 128 the tile's own input
-//   stage, for room) and stores it with TMA.
+// - writes the last layer (plus bias) to a staging buffer (at 96 and 128, and at 16 with ReLU
+//   or none, the tile's own input stage) and stores it with TMA.
 // The warpgroups interleave, so one's bias/activation arithmetic overlaps another's wgmma and
 // the loads and stores of the others.
 #include <algorithm>
