@@ -40,6 +40,13 @@
 
 namespace fusionscope::kernels::detail {
 
+// 16 wide with ReLU or no activation (a light epilogue): bound by the tiles in flight, not by its
+// layers, so it keeps more of them (the geometry's kStages) and takes every tile from the counter
+// (kDynamicRounds).
+constexpr bool deep16(int width, bool light) {
+  return width == 16 && light;
+}
+
 // The kernel's geometry for layers W wide, kLight when the epilogue is ReLU or none (outside the
 // anonymous namespace: members a width does not use are no warning).
 template <int W, bool kLight = false>
@@ -63,12 +70,13 @@ struct FusedMlpSm90Geometry {
   // 26.7-26.8 -> 25.0, 2 M rows 52.7-52.8 -> 51.1-51.3, 4 M rows 100.2-100.4 -> 99.5-99.7; 8
   // layers level. GELU at 16 wide (compute-bound) and 32 wide measured 3% and 0.5% slower with a
   // fourth stage.
-  static constexpr bool kDeep16 = W == 16 && kLight;
+  static constexpr bool kDeep16 = deep16(W, kLight);
   static constexpr int kStages = kCols == 128 ? 2 : kDeep16 ? 5 : 3;
-  static constexpr bool kStageInSlot =
-      kCols == 128 || kDeep16;  // output staged in its input's stage
+  // The output staged in its input's stage.
+  static constexpr bool kStageInSlot = kCols == 128 || kDeep16;
   static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
-  // Biases as 16 bits at 128 (room) and where every epilogue takes them so (kHalfBias; room).
+  // Biases as 16 bits at 128 wide (room) and in kDeep16, whose epilogues all add them so
+  // (kHalfBias).
   static constexpr int kBiasBytes = kCols == 128 || kDeep16 ? 2 : 4;
 };
 
@@ -863,9 +871,9 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.blocks = static_cast<unsigned>(
       std::min<uint64_t>(static_cast<uint64_t>(sms), (tiles + warpgroups - 1) / warpgroups));
   const uint64_t workers = uint64_t{s.blocks} * warpgroups;
-  const bool deep16 = s.width == 16 && light(c.activation);  // Geometry's kDeep16
-  s.static_tiles =
-      deep16 ? 0u : static_cast<uint32_t>(tiles - std::min(tiles, kDynamicRounds * workers));
+  s.static_tiles = deep16(s.width, light(c.activation))
+                       ? 0u
+                       : static_cast<uint32_t>(tiles - std::min(tiles, kDynamicRounds * workers));
   s.claims = static_cast<uint32_t>(tiles - s.static_tiles + workers);
   s.counter = DeviceBuffer(sizeof(unsigned long long));
   FS_CUDA(cudaMemset(s.counter.get(), 0, s.counter.bytes()));
