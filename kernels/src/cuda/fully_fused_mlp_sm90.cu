@@ -41,10 +41,15 @@
 namespace fusionscope::kernels::detail {
 
 // 16 wide with ReLU or no activation (a light epilogue): bound by the tiles in flight, not by its
-// layers, so it keeps more of them (the geometry's kStages) and takes every tile from the counter
-// (kDynamicRounds).
+// layers, so it keeps more of them (the geometry's kStages).
 constexpr bool deep16(int width, bool light) {
   return width == 16 && light;
+}
+// Light epilogues bound by the memory take every tile from the counter (kDynamicRounds): 16 wide,
+// and 32 and 64 wide up to 5 layers with at least 8 tiles a warpgroup.
+constexpr bool claims_every_tile(int width, bool light, int layers, uint64_t tiles_per_worker) {
+  return light &&
+         (width == 16 || ((width == 32 || width == 64) && layers <= 5 && tiles_per_worker >= 8));
 }
 
 // The kernel's geometry for layers W wide, kLight when the epilogue is ReLU or none (outside the
@@ -116,6 +121,13 @@ constexpr uint32_t kNoTail = ~0u;
 // two rounds: a million rows 5 layers 27.1 -> 26.2, 8 layers 29.7 -> 29.1-29.3, 2 M rows
 // 51.0-51.3 -> 50.5-50.6, 4 M rows 99.4-99.6 -> 95.9-96.1, 3 layers 24.9-25.0 -> 25.0-25.1
 // (6, 8 and 12 rounds in between).
+// So do 32 and 64 wide with a light epilogue where the memory bounds them (claims_every_tile),
+// three alternating rounds, a million rows unless said, us: 64 wide 5 layers 99.0-99.1 ->
+// 95.4-95.5 (bf16 and no activation alike), 2 layers 97.1-97.2 -> 94.9, 4 M rows 385.3-385.7 ->
+// 365.4-366.6; 32 wide 52.6-52.7 -> 52.2-52.4, 4 M rows 198.5-198.7 -> 185.8-185.9. Not where
+// the layers bound them: 8 layers of 64 107.0-107.1 -> 113.0-113.2, of 32 56.5-56.6 ->
+// 58.3-58.4; 128 K rows of 64 (4 tiles a warpgroup) 14.1-14.4 -> 14.8-15.1; nor 48 wide, GELU
+// and SiLU, 96 or 128 wide (0.5-9% slower).
 constexpr uint64_t kDynamicRounds = 2;
 
 template <int W, bool kLight>
@@ -871,7 +883,7 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.blocks = static_cast<unsigned>(
       std::min<uint64_t>(static_cast<uint64_t>(sms), (tiles + warpgroups - 1) / warpgroups));
   const uint64_t workers = uint64_t{s.blocks} * warpgroups;
-  s.static_tiles = deep16(s.width, light(c.activation))
+  s.static_tiles = claims_every_tile(s.width, light(c.activation), layers, tiles / workers)
                        ? 0u
                        : static_cast<uint32_t>(tiles - std::min(tiles, kDynamicRounds * workers));
   s.claims = static_cast<uint32_t>(tiles - s.static_tiles + workers);
