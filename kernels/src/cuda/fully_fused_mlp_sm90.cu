@@ -10,10 +10,11 @@
 //   MMAs padded to n64 at 48 wide (n48 measured 2-3% slower), n96 at 96 wide (9% faster than n128).
 //
 // One CTA per SM, 4 warpgroups (2 at 96 and 128), each an independent worker over 64-row tiles:
-// the first tiles strided over all warpgroups of the grid, the last ones (at 16 wide with ReLU
-// or none, all) taken one at a time from a counter (so that the SMs the memory serves slower
-// take fewer; see kDynamicRounds). Every layer's weights sit in shared memory for the whole
-// kernel in the 128-byte-swizzled layout wgmma reads (64-column atoms). Per tile a warpgroup:
+// the first tiles strided over all warpgroups of the grid, the last ones (with a light epilogue
+// where the memory bounds the pass, all after the first feeds) taken one at a time from a counter
+// (so that the SMs the memory serves slower take fewer; see kDynamicRounds). Every layer's weights
+// sit in shared memory for the whole kernel in the 128-byte-swizzled layout wgmma reads (64-column
+// atoms). Per tile a warpgroup:
 // - has the tile's input [64 x W] brought by TMA into one of its stages, ahead of use (marked
 //   evict-first in the L2: it is read once);
 // - runs layer 0 as wgmma m64nWk16 with A and B from shared memory, and every further layer
@@ -44,6 +45,11 @@ namespace fusionscope::kernels::detail {
 // layers, so it keeps more of them (the geometry's kStages).
 constexpr bool deep16(int width, bool light) {
   return width == 16 && light;
+}
+// Tiles in a warpgroup's ring of stages (its loads run kStages - 1 tiles ahead): two at 96 and 128
+// wide, where the weights fill the shared memory, five at 16 wide with a light epilogue.
+constexpr int fused_stages(int width, bool light) {
+  return width > 64 ? 2 : deep16(width, light) ? 5 : 3;
 }
 // Light epilogues bound by the memory take every tile from the counter (kDynamicRounds): 16 wide,
 // and 32 and 64 wide up to 5 layers with at least 8 tiles a warpgroup.
@@ -76,7 +82,7 @@ struct FusedMlpSm90Geometry {
   // layers level. GELU at 16 wide (compute-bound) and 32 wide measured 3% and 0.5% slower with a
   // fourth stage.
   static constexpr bool kDeep16 = deep16(W, kLight);
-  static constexpr int kStages = kCols == 128 ? 2 : kDeep16 ? 5 : 3;
+  static constexpr int kStages = fused_stages(W, kLight);
   // The output staged in its input's stage.
   static constexpr bool kStageInSlot = kCols == 128 || kDeep16;
   static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
@@ -102,13 +108,14 @@ struct Params {
   int tail_row;        // its first row (of the unpacked tensor)
   int act_out;         // the activation on the last layer too (a segment of a longer MLP)
   // Tiles from static_tiles on are taken from a counter that is never reset: every launch makes
-  // exactly `claims` claims (each dynamic tile once, then one past the end per warpgroup) and
-  // launches on one stream do not overlap, so claim n of the counter's life is claim n % claims
-  // of its launch, and tile static_tiles + n % claims. No launch has to reset it (a reset by the
-  // last block to finish cost its kernel ~1 us at the end), and a CUDA graph replays as it is.
+  // exactly `claims` claims (each dynamic tile once, then one past the end per warpgroup), the
+  // counter wraps to 0 after claims - 1 (atom.inc), and launches on one stream do not overlap,
+  // so claim n of a launch reads n and takes tile static_tiles + n. No launch has to reset it (a
+  // reset by the last block to finish cost its kernel ~1 us at the end), and a CUDA graph
+  // replays as it is.
   uint32_t static_tiles;
   uint32_t claims;
-  unsigned long long* counter;
+  unsigned* counter;
 };
 constexpr uint32_t kNoTail = ~0u;
 // Rounds of tiles (one tile per warpgroup of the grid) at the end of the work that are taken
@@ -128,6 +135,10 @@ constexpr uint32_t kNoTail = ~0u;
 // the layers bound them: 8 layers of 64 107.0-107.1 -> 113.0-113.2, of 32 56.5-56.6 ->
 // 58.3-58.4; 128 K rows of 64 (4 tiles a warpgroup) 14.1-14.4 -> 14.8-15.1; nor 48 wide, GELU
 // and SiLU, 96 or 128 wide (0.5-9% slower).
+// The first feeds (kStages - 1 tiles a warpgroup) are dealt even then: claimed, each waited for
+// the round trip of the one before while the whole block waited at its set-up. Three alternating
+// rounds, us: 16 wide 5 layers 25.8-25.9 -> 25.7-25.8, 8 layers 28.2-28.3 -> 27.8-27.9, bf16
+// 27.1-27.2 -> 26.6-26.7; 32 wide 50.6-50.8 -> 50.1-50.2; 64 wide 94.5 -> 94.0-94.1.
 constexpr uint64_t kDynamicRounds = 2;
 
 template <int W, bool kLight>
@@ -446,11 +457,18 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   };
   // Thread 0's sequence of this warpgroup's tiles: in stride below static_tiles, then from the
   // counter, each claim made one tile ahead of its use so that the atomic's round trip is not
-  // waited for. A value past the tiles ends the sequence.
+  // waited for (the claim ahead is kept as the counter's value and nothing reads it before its
+  // use). A value past the tiles ends the sequence.
   uint32_t next_static = first, claimed = 0;
   bool have_claim = false, ended = false;
+  // A wrapping increment, not an add: the compiler spreads an add's result over the warp with a
+  // shuffle right after it (one atomic for the warp's active lanes), and that shuffle waited for
+  // the round trip. An increment that wraps cannot be combined that way, and it needs no 64-bit
+  // remainder.
   const auto claim = [&] {
-    return p.static_tiles + static_cast<uint32_t>(atomicAdd(p.counter, 1ull) % p.claims);
+    uint32_t n;
+    asm volatile("atom.global.inc.u32 %0, [%1], %2;" : "=r"(n) : "l"(p.counter), "r"(p.claims - 1));
+    return n;
   };
   const auto next_tile = [&] {
     uint32_t t;
@@ -460,7 +478,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     } else if (p.static_tiles >= p.tiles) {
       return p.tiles;
     } else {
-      t = have_claim ? claimed : claim();
+      t = p.static_tiles + (have_claim ? claimed : claim());
     }
     have_claim = next_static >= p.static_tiles && t < p.tiles;
     if (have_claim) claimed = claim();
@@ -490,9 +508,19 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(m)) : "memory");
   }
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
-  // Each warpgroup's first tiles are on their way while the block stages the weights.
-  if (tid == 0)
-    for (uint32_t j = 0; j + 1 < kStages; ++j) feed(j);
+  // Every global read of the set-up is issued before any is waited for: the biases now, the
+  // weights below. Loaded then stored one at a time, the biases waited for the memory once a
+  // layer at 16 and 32 wide, behind the first tiles' loads of every SM: Nsight Compute put about
+  // a quarter of the 16-wide kernel's warp samples in its set-up.
+  constexpr int kBiasLoads = (FusedMlpSm90::kMaxLayers * kCols + G::kThreads - 1) / G::kThreads;
+  // Layer i / kCols, column i % kCols, for i = threadIdx.x + k kThreads.
+  uint16_t bias_bits[kBiasLoads];
+#pragma unroll
+  for (int k = 0; k < kBiasLoads; ++k) {
+    const int i = threadIdx.x + k * G::kThreads, l = i / kCols, n = i % kCols;
+    const uint16_t* b = i < p.layers * kCols ? static_cast<const uint16_t*>(p.biases[l]) : nullptr;
+    bias_bits[k] = b && (G::kPacked || n < W) ? b[n % W] : uint16_t{0};
+  }
 
   // How each layer's biases are added (alternating rounds, a million rows):
   // - 32 wide: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu
@@ -543,27 +571,40 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
   // 16-byte chunk c of row n at chunk c ^ (n % 8) (128-byte swizzle); block-diagonal when packed
   // (a chunk never straddles two blocks: widths are multiples of 8). Biases repeated when packed
-  // (zeros without bias), and when packed also in the weight, off its blocks (bias_slice).
+  // (zeros without bias), and at 32 wide also in the weight, off its blocks (bias_slice).
   // Asynchronous copies (zero-filled off the blocks), all in flight at once: a load-then-store loop
   // waited for the L2 once per pass, several microseconds of a kernel that moves the whole input in
   // ~100.
-  for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
-    const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
-    const T* src = static_cast<const T*>(p.weights[l]);
-    const bool data = G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W;  // else zeros
-    uint8_t* dst = weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8);
-    if (G::kPacked && c == 2 * bias_slice<W>(n / W)) {
-      const uint16_t* b = static_cast<const uint16_t*>(p.biases[l]);
-      *reinterpret_cast<uint4*>(dst) = make_uint4(b ? b[n % W] : 0u, 0u, 0u, 0u);
-      continue;
+  const auto stage_weights = [&] {
+    for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
+      const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
+      if (kBiasMma && c == 2 * bias_slice<W>(n / W)) continue;  // the biases' chunk, below
+      const T* src = static_cast<const T*>(p.weights[l]);
+      const bool data = G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W;  // else zeros
+      uint8_t* dst = weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8);
+      cp_async_16(dst, data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
     }
-    cp_async_16(dst, data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
-  }
-  cp_async_commit();
-  for (int i = threadIdx.x; i < p.layers * kCols; i += G::kThreads) {
-    const int l = i / kCols, n = i % kCols;
-    const T* b = static_cast<const T*>(p.biases[l]);
-    float v = b && (G::kPacked || n < W) ? to_float(b[n % W]) : 0.f;
+    cp_async_commit();
+  };
+  // Up to 64 columns a thread copies a few chunks, so the weights go ahead of the first tiles in
+  // the memory's queues; at 128 it copies forty, and the first tiles go first.
+  if constexpr (kCols == 64) stage_weights();
+  if (tid == 0)
+    for (uint32_t j = 0; j + 1 < kStages; ++j) feed(j);
+  if constexpr (kCols != 64) stage_weights();
+#pragma unroll
+  for (int k = 0; k < kBiasLoads; ++k) {
+    const int i = threadIdx.x + k * G::kThreads, l = i / kCols, n = i % kCols;
+    if (i >= p.layers * kCols) break;
+    if constexpr (kBiasMma) {  // 32 wide: the bias in the weight too, off its blocks
+      const int c = 2 * bias_slice<W>(n / W);
+      *reinterpret_cast<uint4*>(weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) +
+                                swizzled(n, c % 8)) = make_uint4(bias_bits[k], 0u, 0u, 0u);
+    }
+    T bias;
+    static_assert(sizeof(T) == sizeof(uint16_t));
+    memcpy(&bias, &bias_bits[k], sizeof bias);
+    float v = to_float(bias);
     if (kFoldHalf && A == Activation::kSilu && halved(l)) v *= 0.5f;
     if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
@@ -602,12 +643,6 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   const uint32_t one[4] = {lane % 4 == 0 ? one_bits : 0u, lane % 4 == 0 ? one_bits : 0u, 0u, 0u};
   for (uint32_t i = 0;; ++i) {
     const uint32_t slot = i % kStages;
-    // The slot of tile i - 1 is free (its wgmma completed, and its staged output, if it held
-    // it, was read): fill it with tile i + kStages - 1.
-    if (tid == 0 && !ended) {
-      if constexpr (G::kStageInSlot) bulk_wait_read_all();
-      feed((i + kStages - 1) % kStages);
-    }
     mbar_wait(&my_full[slot], (i / kStages) & 1);
     const uint32_t tile = my_tile_in[slot];
     if (tile >= p.tiles) break;
@@ -675,6 +710,16 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
         return v + b;
     };
     wgmma_commit();
+    // The slot of tile i - 1 is free (its wgmma completed, and its staged output, if it held it,
+    // was read): fill it with tile i + kStages - 1, while layer 0 runs. Fed before layer 0, the
+    // other warps waited at its wgmma for thread 0's claim and wait for the store; three
+    // alternating rounds, a million rows, us: 16 wide GELU 33.6-33.8 -> 32.9-33.0, bf16 relu
+    // 26.6 -> 26.1-26.3; 32 wide 8 layers 53.8-54.0 -> 53.3-53.5; 64 wide GELU 125.7-126.6 ->
+    // 122.9-123.3; the rest level.
+    if (tid == 0 && !ended) {
+      if constexpr (G::kStageInSlot) bulk_wait_read_all();
+      feed((i + kStages - 1) % kStages);
+    }
     if constexpr (!kBiasMma) load_biases(0);
     wgmma_wait<0>();
 
@@ -883,11 +928,14 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.blocks = static_cast<unsigned>(
       std::min<uint64_t>(static_cast<uint64_t>(sms), (tiles + warpgroups - 1) / warpgroups));
   const uint64_t workers = uint64_t{s.blocks} * warpgroups;
-  s.static_tiles = claims_every_tile(s.width, light(c.activation), layers, tiles / workers)
-                       ? 0u
-                       : static_cast<uint32_t>(tiles - std::min(tiles, kDynamicRounds * workers));
+  // Every tile claimed but the first feeds (kDynamicRounds).
+  const uint64_t first_feeds = uint64_t(fused_stages(s.width, light(c.activation)) - 1) * workers;
+  s.static_tiles =
+      static_cast<uint32_t>(claims_every_tile(s.width, light(c.activation), layers, tiles / workers)
+                                ? std::min(tiles, first_feeds)
+                                : tiles - std::min(tiles, kDynamicRounds * workers));
   s.claims = static_cast<uint32_t>(tiles - s.static_tiles + workers);
-  s.counter = DeviceBuffer(sizeof(unsigned long long));
+  s.counter = DeviceBuffer(sizeof(unsigned));
   FS_CUDA(cudaMemset(s.counter.get(), 0, s.counter.bytes()));
 }
 
@@ -940,7 +988,7 @@ void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
   p.act_out = s.act_out ? 1 : 0;
   p.static_tiles = s.static_tiles;
   p.claims = s.claims;
-  p.counter = s.counter.as<unsigned long long>();
+  p.counter = s.counter.as<unsigned>();
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(s.blocks);
   cfg.blockDim = dim3(s.threads);
