@@ -10,9 +10,9 @@
 //   MMAs padded to n64 at 48 wide (n48 measured 2-3% slower), n96 at 96 wide (9% faster than n128).
 //
 // One CTA per SM, 4 warpgroups (2 at 96 and 128), each an independent worker over 64-row tiles:
-// the first tiles strided over all warpgroups of the grid, the last ones (with a light epilogue
-// where the memory bounds the pass, all after the first feeds) taken one at a time from a counter
-// (so that the SMs the memory serves slower take fewer; see kDynamicRounds). Every layer's weights
+// the first tiles strided over all warpgroups of the grid, the last ones (up to 64 wide, all but
+// the first feeds; see claims_every_tile) taken one at a time from a counter (so that the SMs the
+// memory serves slower take fewer; see kDynamicRounds). Every layer's weights
 // sit in shared memory for the whole kernel in the 128-byte-swizzled layout wgmma reads (64-column
 // atoms). Per tile a warpgroup:
 // - has the tile's input [64 x W] brought by TMA into one of its stages, ahead of use (marked
@@ -51,11 +51,11 @@ constexpr bool deep16(int width, bool light) {
 constexpr int fused_stages(int width, bool light) {
   return width > 64 ? 2 : deep16(width, light) ? 5 : 3;
 }
-// Light epilogues bound by the memory take every tile from the counter (kDynamicRounds): 16 wide,
-// and 32 and 64 wide up to 5 layers with at least 8 tiles a warpgroup.
+// Which kernels take every tile but their first feeds from the counter (kDynamicRounds): 16 wide
+// with a light epilogue, and every width up to 64 with up to 5 layers and at least 8 tiles a
+// warpgroup.
 constexpr bool claims_every_tile(int width, bool light, int layers, uint64_t tiles_per_worker) {
-  return light &&
-         (width == 16 || ((width == 32 || width == 64) && layers <= 5 && tiles_per_worker >= 8));
+  return (width == 16 && light) || (width <= 64 && layers <= 5 && tiles_per_worker >= 8);
 }
 
 // The kernel's geometry for layers W wide, kLight when the epilogue is ReLU or none (outside the
@@ -139,6 +139,11 @@ constexpr uint32_t kNoTail = ~0u;
 // the round trip of the one before while the whole block waited at its set-up. Three alternating
 // rounds, us: 16 wide 5 layers 25.8-25.9 -> 25.7-25.8, 8 layers 28.2-28.3 -> 27.8-27.9, bf16
 // 27.1-27.2 -> 26.6-26.7; 32 wide 50.6-50.8 -> 50.1-50.2; 64 wide 94.5 -> 94.0-94.1.
+// With the claim ahead no longer waited for, every tile claimed pays at 48 wide and for GELU and
+// SiLU too. Three alternating rounds, a million rows, 5 layers fp16, us: 48 wide relu 75.0-75.2
+// -> 71.7-71.8, GELU 97.4-97.6 -> 95.6-96.3; 32 wide GELU 62.8-63.7 -> 62.0-62.5; 64 wide SiLU
+// 115.6-116.2 -> 113.7-114.6, GELU 122.9-123.6 -> 122.0-123.1, bf16 GELU level. Beyond 64 wide
+// not: 96 relu 195.6-197.4 -> 191.9-194.5, but 128 GELU 324.9-326.9 -> 326.7-365.1.
 constexpr uint64_t kDynamicRounds = 2;
 
 template <int W, bool kLight>
