@@ -12,9 +12,9 @@
 // One CTA per SM, 4 warpgroups (2 at 96 and 128), each an independent worker over 64-row tiles:
 // the first tiles strided over all warpgroups of the grid, the last ones (up to 64 wide, all but
 // the first feeds; see claims_every_tile) taken one at a time from a counter (so that the SMs the
-// memory serves slower take fewer; see kDynamicRounds). Every layer's weights
-// sit in shared memory for the whole kernel in the 128-byte-swizzled layout wgmma reads (64-column
-// atoms). Per tile a warpgroup:
+// memory serves slower take fewer; see kDynamicRounds). Every layer's weights sit in shared
+// memory for the whole kernel in the 128-byte-swizzled layout wgmma reads (64-column atoms). Per
+// tile a warpgroup:
 // - has the tile's input [64 x W] brought by TMA into one of its stages, ahead of use (marked
 //   evict-first in the L2: it is read once);
 // - runs layer 0 as wgmma m64nWk16 with A and B from shared memory, and every further layer
