@@ -51,11 +51,10 @@ constexpr bool deep16(int width, bool light) {
 constexpr int fused_stages(int width, bool light) {
   return width > 64 ? 2 : deep16(width, light) ? 5 : 3;
 }
-// Which kernels take every tile but their first feeds from the counter (kDynamicRounds): 16 wide
-// with a light epilogue, and every width up to 64 with up to 5 layers and at least 8 tiles a
-// warpgroup.
-constexpr bool claims_every_tile(int width, bool light, int layers, uint64_t tiles_per_worker) {
-  return (width == 16 && light) || (width <= 64 && layers <= 5 && tiles_per_worker >= 8);
+// Which kernels take every tile but their first feeds from the counter (kDynamicRounds): every
+// width up to 64 (at 96 and 128 the layers bound the pass and two rounds are claimed).
+constexpr bool claims_every_tile(int width) {
+  return width <= 64;
 }
 
 // The kernel's geometry for layers W wide, kLight when the epilogue is ReLU or none (outside the
@@ -142,8 +141,12 @@ constexpr uint32_t kNoTail = ~0u;
 // With the claim ahead no longer waited for, every tile claimed pays at 48 wide and for GELU and
 // SiLU too. Three alternating rounds, a million rows, 5 layers fp16, us: 48 wide relu 75.0-75.2
 // -> 71.7-71.8, GELU 97.4-97.6 -> 95.6-96.3; 32 wide GELU 62.8-63.7 -> 62.0-62.5; 64 wide SiLU
-// 115.6-116.2 -> 113.7-114.6, GELU 122.9-123.6 -> 122.0-123.1, bf16 GELU level. Beyond 64 wide
-// not: 96 relu 195.6-197.4 -> 191.9-194.5, but 128 GELU 324.9-326.9 -> 326.7-365.1.
+// 115.6-116.2 -> 113.7-114.6, GELU 122.9-123.6 -> 122.0-123.1, bf16 GELU level. And with any
+// number of layers or tiles (where 8 layers and fewer than 8 tiles a warpgroup had been slower):
+// 16 wide GELU 31.8-31.9 -> 30.6-30.7 (7.8 tiles a warpgroup), 8 layers 47.0-47.5 -> 45.9-46.2;
+// 32 wide 8 layers 52.7 -> 51.5, 128 K rows 10.9 -> 10.0; 64 wide 256 K rows 26.7 -> 26.0, 8
+// layers relu and GELU and 128 K rows level. Beyond 64 wide not: 96 relu 195.4-196.5 ->
+// 191.7-193.3 but SiLU 287.7-288.5 -> 289.4-289.9, and 128 GELU 324.9-326.9 -> 326.7-365.1.
 constexpr uint64_t kDynamicRounds = 2;
 
 template <int W, bool kLight>
@@ -935,10 +938,9 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   const uint64_t workers = uint64_t{s.blocks} * warpgroups;
   // Every tile claimed but the first feeds (kDynamicRounds).
   const uint64_t first_feeds = uint64_t(fused_stages(s.width, light(c.activation)) - 1) * workers;
-  s.static_tiles =
-      static_cast<uint32_t>(claims_every_tile(s.width, light(c.activation), layers, tiles / workers)
-                                ? std::min(tiles, first_feeds)
-                                : tiles - std::min(tiles, kDynamicRounds * workers));
+  s.static_tiles = static_cast<uint32_t>(claims_every_tile(s.width)
+                                             ? std::min(tiles, first_feeds)
+                                             : tiles - std::min(tiles, kDynamicRounds * workers));
   s.claims = static_cast<uint32_t>(tiles - s.static_tiles + workers);
   s.counter = DeviceBuffer(sizeof(unsigned));
   FS_CUDA(cudaMemset(s.counter.get(), 0, s.counter.bytes()));
