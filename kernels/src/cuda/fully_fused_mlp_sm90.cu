@@ -583,14 +583,17 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // Asynchronous copies (zero-filled off the blocks), all in flight at once: a load-then-store loop
   // waited for the L2 once per pass, several microseconds of a kernel that moves the whole input in
   // ~100.
+  // 16-byte chunk c of row n of layer l's weight.
+  const auto weight_chunk = [&](int l, int n, int c) {
+    return weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8);
+  };
   const auto stage_weights = [&] {
     for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
       const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
       if (kBiasMma && c == 2 * bias_slice<W>(n / W)) continue;  // the biases' chunk, below
       const T* src = static_cast<const T*>(p.weights[l]);
       const bool data = G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W;  // else zeros
-      uint8_t* dst = weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8);
-      cp_async_16(dst, data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
+      cp_async_16(weight_chunk(l, n, c), data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
     }
     cp_async_commit();
   };
@@ -605,9 +608,8 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     const int i = threadIdx.x + k * G::kThreads, l = i / kCols, n = i % kCols;
     if (i >= p.layers * kCols) break;
     if constexpr (kBiasMma) {  // 32 wide: the bias in the weight too, off its blocks
-      const int c = 2 * bias_slice<W>(n / W);
-      *reinterpret_cast<uint4*>(weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) +
-                                swizzled(n, c % 8)) = make_uint4(bias_bits[k], 0u, 0u, 0u);
+      *reinterpret_cast<uint4*>(weight_chunk(l, n, 2 * bias_slice<W>(n / W))) =
+          make_uint4(bias_bits[k], 0u, 0u, 0u);
     }
     T bias;
     static_assert(sizeof(T) == sizeof(uint16_t));
@@ -628,8 +630,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
       const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
       if (!halved(l)) continue;
-      uint4* chunk = reinterpret_cast<uint4*>(weights + l * G::kLayerBytes +
-                                              (c / 8) * (kCols * 128) + swizzled(n, c % 8));
+      uint4* chunk = reinterpret_cast<uint4*>(weight_chunk(l, n, c));
       uint4 v = *chunk;
       for (uint32_t* word : {&v.x, &v.y, &v.z, &v.w})
         asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(*word) : "r"(*word), "r"(0x38003800u));
