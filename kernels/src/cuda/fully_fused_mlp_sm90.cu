@@ -69,7 +69,12 @@ struct FusedMlpSm90Geometry {
   static constexpr int kAcc = kCols / 2;                     // fp32 accumulators a thread
   static constexpr uint32_t kTileBytes = 64 * kCols * 2;     // a stage
   static constexpr uint32_t kLoadBytes = 64 * (kDense ? W : kCols) * 2;  // a tile's input
-  static constexpr uint32_t kLayerBytes = kCols * kCols * 2;
+  // Rows of a layer's weight in shared memory, each kCols wide (64-column atoms): at 16 wide the
+  // one 16 x 16 block every diagonal block's wgmma reads (the four are the same weight), in its
+  // first k16 slice; elsewhere all kCols.
+  static constexpr int kWeightRows = W == 16 ? 16 : kCols;
+  static constexpr int kWeightChunks = W == 16 ? 2 : kCols / 8;  // 16-byte chunks copied a row
+  static constexpr uint32_t kLayerBytes = kWeightRows * kCols * 2;
   static constexpr int kWarpgroups = kCols == 128 ? 2 : 4;
   static constexpr int kThreads = 128 * kWarpgroups;
   // Input stages a warpgroup: two tiles ahead (one at 128 wide, for room). 16 wide with ReLU or
@@ -218,6 +223,8 @@ __device__ __forceinline__ uint32_t weight_slice(uint32_t w, int kk) {
     return w + slice_at(kk, 128 * 128) / 16;
   } else if constexpr (!G::kPacked) {
     return w + kk * 2;
+  } else if constexpr (W == 16) {
+    return w;  // every block's weight is the one block
   } else {
     const int b = kk * 16 / W;  // the block: output rows (of w) and accumulator columns b W..
     return w + (b * W * 128 + kk * 32) / 16;
@@ -588,8 +595,9 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     return weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8);
   };
   const auto stage_weights = [&] {
-    for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
-      const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
+    constexpr int kRows = G::kWeightRows, kChunks = G::kWeightChunks;
+    for (int i = threadIdx.x; i < p.layers * kRows * kChunks; i += G::kThreads) {
+      const int l = i / (kRows * kChunks), n = (i / kChunks) % kRows, c = i % kChunks;
       if (kBiasMma && c == 2 * bias_slice<W>(n / W)) continue;  // the biases' chunk, below
       const T* src = static_cast<const T*>(p.weights[l]);
       const bool data = G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W;  // else zeros
@@ -627,8 +635,9 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   }
   cp_async_wait<0>();
   if constexpr (kFoldHalf) {  // each thread halves the chunks it copied
-    for (int i = threadIdx.x; i < p.layers * kCols * (kCols / 8); i += G::kThreads) {
-      const int l = i / (kCols * (kCols / 8)), n = (i / (kCols / 8)) % kCols, c = i % (kCols / 8);
+    constexpr int kRows = G::kWeightRows, kChunks = G::kWeightChunks;
+    for (int i = threadIdx.x; i < p.layers * kRows * kChunks; i += G::kThreads) {
+      const int l = i / (kRows * kChunks), n = (i / kChunks) % kRows, c = i % kChunks;
       if (!halved(l)) continue;
       uint4* chunk = reinterpret_cast<uint4*>(weight_chunk(l, n, c));
       uint4 v = *chunk;
