@@ -1,10 +1,10 @@
 // Fully fused MLP, Hopper (sm_90a), every layer the same width W:
 // - 64 or 128: as it is;
 // - 32 or 16: 2 or 4 rows packed into each 64-wide row (a row-major [rows, 32] tensor is a
-//   [rows / 2, 64] one), each layer's weight repeated along the diagonal of a 64 x 64
-//   block-diagonal one built in shared memory, and wgmma n32 or n16 on the diagonal blocks alone
-//   (no work on the zeros). The rows left over (rows % 2 or 4) form a last tile of their own,
-//   loaded and stored row by row;
+//   [rows / 2, 64] one), a layer the product by a 64 x 64 block-diagonal weight whose diagonal
+//   blocks are the layer's weight: wgmma n32 or n16 for each diagonal block alone (no work on
+//   the zeros), every one reading the one W x W block kept in shared memory. The rows left over
+//   (rows % 2 or 4) form a last tile of their own, loaded and stored row by row;
 // - 48 or 96: rows loaded and stored as they are (unswizzled), layer 0's A fragments read with
 //   ldmatrix, the weights padded to 64 or 128 columns in shared memory (the swizzle's atoms); the
 //   MMAs padded to n64 at 48 wide (n48 measured 2-3% slower), n96 at 96 wide (9% faster than n128).
@@ -69,11 +69,11 @@ struct FusedMlpSm90Geometry {
   static constexpr int kAcc = kCols / 2;                     // fp32 accumulators a thread
   static constexpr uint32_t kTileBytes = 64 * kCols * 2;     // a stage
   static constexpr uint32_t kLoadBytes = 64 * (kDense ? W : kCols) * 2;  // a tile's input
-  // Rows of a layer's weight in shared memory, each kCols wide (64-column atoms): at 16 wide the
-  // one 16 x 16 block every diagonal block's wgmma reads (the four are the same weight), in its
-  // first k16 slice; elsewhere all kCols.
-  static constexpr int kWeightRows = W == 16 ? 16 : kCols;
-  static constexpr int kWeightChunks = W == 16 ? 2 : kCols / 8;  // 16-byte chunks copied a row
+  // Rows of a layer's weight in shared memory, each kCols wide (64-column atoms): packed, the one
+  // W x W block every diagonal block's wgmma reads (they are the same weight), in its first W / 16
+  // k16 slices; elsewhere all kCols.
+  static constexpr int kWeightRows = kPacked ? W : kCols;
+  static constexpr int kWeightChunks = (kPacked ? W : kCols) / 8;  // 16-byte chunks copied a row
   static constexpr uint32_t kLayerBytes = kWeightRows * kCols * 2;
   static constexpr int kWarpgroups = kCols == 128 ? 2 : 4;
   static constexpr int kThreads = 128 * kWarpgroups;
@@ -223,11 +223,8 @@ __device__ __forceinline__ uint32_t weight_slice(uint32_t w, int kk) {
     return w + slice_at(kk, 128 * 128) / 16;
   } else if constexpr (!G::kPacked) {
     return w + kk * 2;
-  } else if constexpr (W == 16) {
-    return w;  // every block's weight is the one block
   } else {
-    const int b = kk * 16 / W;  // the block: output rows (of w) and accumulator columns b W..
-    return w + (b * W * 128 + kk * 32) / 16;
+    return w + (kk % (W / 16)) * 2;  // every diagonal block's weight is the one block
   }
 }
 template <typename T, int W>
@@ -351,21 +348,18 @@ __device__ __forceinline__ uint32_t bias_act2(uint32_t x, uint32_t b) {
   return y;
 }
 
-// Packed widths: diagonal block b's biases sit in column 0 of the first k16 slice of the next
-// block, in b's rows (a part of the block-diagonal weight no other wgmma reads), so a wgmma of
-// those rows and that slice by an A that is 1 in column 0 and 0 elsewhere adds them to the
-// accumulator: one instruction a block instead of an add an accumulator.
+// Packed widths: the biases sit in column 0 of the k16 slice after the weight's (slice W / 16,
+// zeros elsewhere), in the weight's rows, so a wgmma of that slice by an A that is 1 in column 0
+// and 0 elsewhere adds them to the accumulator: one instruction a diagonal block instead of an
+// add an accumulator.
 template <int W>
-__device__ __forceinline__ int bias_slice(int b) {
-  constexpr int kBlocks = W < 64 ? 64 / W : 1;
-  return ((b + 1) % kBlocks) * (W / 16);
-}
+constexpr int kBiasChunk = 2 * (W / 16);  // its first 16-byte chunk in each row
 template <typename T, int W>
 __device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const uint32_t (&one)[4],
                                          uint32_t w) {
 #pragma unroll
   for (int b = 0; b < 64 / W; ++b) {
-    const uint64_t db = smem_desc_from_lo(w + (b * W * 128 + bias_slice<W>(b) * 32) / 16);
+    const uint64_t db = smem_desc_from_lo(w + kBiasChunk<W>);  // 16 bytes a descriptor unit
     if constexpr (W == 32)
       wgmma_m64n32k16_rs<T>(d + 16 * b, one, db, 1);
     else
@@ -584,12 +578,11 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   };
 
   // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
-  // 16-byte chunk c of row n at chunk c ^ (n % 8) (128-byte swizzle); block-diagonal when packed
-  // (a chunk never straddles two blocks: widths are multiples of 8). Biases repeated when packed
-  // (zeros without bias), and at 32 wide also in the weight, off its blocks (bias_slice).
-  // Asynchronous copies (zero-filled off the blocks), all in flight at once: a load-then-store loop
-  // waited for the L2 once per pass, several microseconds of a kernel that moves the whole input in
-  // ~100.
+  // 16-byte chunk c of row n at chunk c ^ (n % 8) (128-byte swizzle); packed, the one W x W
+  // block (kWeightRows). Biases repeated when packed (zeros without bias), and at 32 wide also in
+  // the weight (kBiasChunk). Asynchronous copies (zero-filled past a padded width), all in flight
+  // at once: a load-then-store loop waited for the L2 once per pass, several microseconds of a
+  // kernel that moves the whole input in ~100.
   // 16-byte chunk c of row n of layer l's weight.
   const auto weight_chunk = [&](int l, int n, int c) {
     return weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8);
@@ -598,7 +591,6 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     constexpr int kRows = G::kWeightRows, kChunks = G::kWeightChunks;
     for (int i = threadIdx.x; i < p.layers * kRows * kChunks; i += G::kThreads) {
       const int l = i / (kRows * kChunks), n = (i / kChunks) % kRows, c = i % kChunks;
-      if (kBiasMma && c == 2 * bias_slice<W>(n / W)) continue;  // the biases' chunk, below
       const T* src = static_cast<const T*>(p.weights[l]);
       const bool data = G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W;  // else zeros
       cp_async_16(weight_chunk(l, n, c), data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
@@ -615,9 +607,13 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   for (int k = 0; k < kBiasLoads; ++k) {
     const int i = threadIdx.x + k * G::kThreads, l = i / kCols, n = i % kCols;
     if (i >= p.layers * kCols) break;
-    if constexpr (kBiasMma) {  // 32 wide: the bias in the weight too, off its blocks
-      *reinterpret_cast<uint4*>(weight_chunk(l, n, 2 * bias_slice<W>(n / W))) =
-          make_uint4(bias_bits[k], 0u, 0u, 0u);
+    if constexpr (kBiasMma) {  // 32 wide: the bias in the weight too, its slice after W's
+      if (n < W) {
+        *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W>)) =
+            make_uint4(bias_bits[k], 0u, 0u, 0u);
+        *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W> + 1)) =
+            make_uint4(0u, 0u, 0u, 0u);
+      }
     }
     T bias;
     static_assert(sizeof(T) == sizeof(uint16_t));
