@@ -592,7 +592,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     for (int i = threadIdx.x; i < p.layers * kRows * kChunks; i += G::kThreads) {
       const int l = i / (kRows * kChunks), n = (i / kChunks) % kRows, c = i % kChunks;
       const T* src = static_cast<const T*>(p.weights[l]);
-      const bool data = G::kPacked ? n / W == c * 8 / W : n < W && c * 8 < W;  // else zeros
+      const bool data = G::kPacked || (n < W && c * 8 < W);  // else the padding: zeros
       cp_async_16(weight_chunk(l, n, c), data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
     }
     cp_async_commit();
