@@ -534,7 +534,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // How each layer's biases are added (alternating rounds, a million rows):
   // - 32 wide: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu
   //   65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost more than the adds);
-  // - ReLU or no activation at the other widths, and GELU and SiLU in fp16 but at 96 wide: to
+  // - ReLU or no activation at the other widths, and GELU and SiLU in fp16: to
   //   the 16-bit pairs after the conversion, activated there (bias_act2); 16 wide fp16 also
   //   keeps its accumulators in fp16 (one k16 slice a layer), so there is no conversion at all.
   //   Against fp32 adds and activations, 5 layers fp16 unless said: relu 16 wide 30.2-30.9 ->
@@ -543,13 +543,18 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   //   8 layers 136.9-137.1 -> 109.3-109.6; 96 wide 216.0-222.0 -> 209.5-215.5; 128 wide
   //   268.7-296.8 -> 250.0-265.0. GELU 16 wide 41.0-41.5 -> 36.3-36.5, 48 wide 118.2-120.2 ->
   //   102.1-103.0, 128 wide 400.6-405.4 -> 329.4-366.7; SiLU 16 wide 39.0-39.5 -> 34.6-34.8, 64
-  //   wide 130.9-133.5 -> 118.0-118.8, but 96 wide 290.2-290.6 -> 297.2-308.5, so not there.
-  //   The largest relative error doubles (GELU 16 wide 4.7e-4 -> 9.8e-4, 8 layers of 64 6.6e-4
-  //   -> 1.7e-3; fp16's tolerance is 5e-3); bf16 keeps fp32 activations (8-bit mantissa);
+  //   wide 130.9-133.5 -> 118.0-118.8. At 96 wide SiLU first measured slower (290.2-290.6 ->
+  //   297.2-308.5); with today's kernel, three alternating rounds, GELU 288.2-291.2 ->
+  //   263.8-266.6, SiLU 285.4-287.7 -> 265.7-267.9, 8 layers of GELU 514.9-529.9 ->
+  //   474.3-481.5, relu level. The largest relative error doubles (GELU 16 wide 4.7e-4 ->
+  //   9.8e-4, 8 layers of 64 6.6e-4 -> 1.7e-3, of 96 6.5e-4 -> 1.7e-3; fp16's tolerance is
+  //   5e-3). bf16 keeps fp32 activations: in bf16x2 arithmetic (tanh.approx.bf16x2) 12-20%
+  //   faster, but 16 layers of 64 reached 1.97e-2 of relative error against 5.3e-3 (bf16's
+  //   tolerance is 2e-2; see docs/kernels.md);
   // - otherwise fp32 adds ahead of the activation.
   constexpr bool kBiasMma = W == 32;
   constexpr bool kRelu = A == Activation::kRelu;
-  constexpr bool kHalfAct = std::is_same_v<T, __half> && W != 96;  // GELU, SiLU in f16x2 too
+  constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   constexpr bool kHalfBias = !kBiasMma && (kRelu || A == Activation::kNone || kHalfAct);
   // 32 wide fp16: the biases already in by wgmma, GELU on the converted pair (four alternating
   // rounds, a million rows: 5 layers 71.9-72.6 -> 66.5-66.8 us, 8 layers 108.5-110.7 ->
