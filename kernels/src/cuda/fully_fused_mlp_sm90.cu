@@ -544,9 +544,9 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   //   268.7-296.8 -> 250.0-265.0. GELU 16 wide 41.0-41.5 -> 36.3-36.5, 48 wide 118.2-120.2 ->
   //   102.1-103.0, 128 wide 400.6-405.4 -> 329.4-366.7; SiLU 16 wide 39.0-39.5 -> 34.6-34.8, 64
   //   wide 130.9-133.5 -> 118.0-118.8. At 96 wide SiLU first measured slower (290.2-290.6 ->
-  //   297.2-308.5); with today's kernel, three alternating rounds, GELU 288.2-291.2 ->
-  //   263.8-266.6, SiLU 285.4-287.7 -> 265.7-267.9, 8 layers of GELU 514.9-529.9 ->
-  //   474.3-481.5, relu level. The largest relative error doubles (GELU 16 wide 4.7e-4 ->
+  //   297.2-308.5); with today's kernel, three alternating rounds, GELU 288.2-290.1 ->
+  //   264.9-266.2, SiLU 285.5-289.7 -> 266.0-267.5, 8 layers of GELU 507.1-514.0 ->
+  //   468.3-479.0, relu level. The largest relative error doubles (GELU 16 wide 4.7e-4 ->
   //   9.8e-4, 8 layers of 64 6.6e-4 -> 1.7e-3, of 96 6.5e-4 -> 1.7e-3; fp16's tolerance is
   //   5e-3). bf16 keeps fp32 activations: in bf16x2 arithmetic (tanh.approx.bf16x2) 12-20%
   //   faster, but 16 layers of 64 reached 1.97e-2 of relative error against 5.3e-3 (bf16's
