@@ -579,9 +579,13 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // rows, 5 layers: 48 wide GELU 102.8-103.8 -> 100.3-101.8 us, 64 wide GELU 130.7-131.5 ->
   // 128.2-129.0 (8 layers 202.4-202.7 -> 199.1-199.4), SiLU 119.3-120.2 -> 116.0-117.0; 16
   // wide and 48 wide SiLU level. At 128 wide the rounds spread by 5-10% (the same code on both
-  // sides measured 322-342 us): not shown to pay there, so up to 64 wide only.
+  // sides measured 322-342 us): not shown to pay there, so up to 64 wide only. Measured again
+  // with today's kernel, five alternating rounds, us: SiLU at 96 wide 265.3-266.8 ->
+  // 252.8-255.5, at 128 wide level (318.7-331.3 against 315.5-331.9), so SiLU at every width;
+  // GELU at 96 wide 263.7-267.8 -> 294.0-294.6 (8 layers 468.6-487.2 -> 505.7-511.3), at 128
+  // level, so GELU up to 64 wide only.
   constexpr bool kFoldHalf =
-      kHalfBias && kCols == 64 && (A == Activation::kGeluTanh || A == Activation::kSilu);
+      kHalfBias && (A == Activation::kSilu || (A == Activation::kGeluTanh && kCols == 64));
   constexpr bool kBiasVec = kHalfBias && kCols == 64;  // half_bias_word's order, 16-byte loads
   const auto halved = [&](int l) {  // layer l's weights (and, SiLU, biases) are halved
     if constexpr (A == Activation::kGeluTanh)
