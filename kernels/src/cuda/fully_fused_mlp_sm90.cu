@@ -258,7 +258,7 @@ __device__ __forceinline__ void layer_mma_rs(float (&d)[Geometry<W>::kAcc],
   for (int kk = 0; kk < G::kSlices; ++kk) {
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, kk));
     // 96 and 48 wide: no work on the padding columns. n96 measured 9% faster than n128 (fp16
-    // relu). n48 measured 2-3% slower than n64 at first; with today's kernel, three alternating
+    // relu). n48 measured 2-3% slower than n64 at first; on the later kernel, three alternating
     // rounds, a million rows, us: 8 layers relu 83.4-83.7 -> 77.1-77.3, 8 layers SiLU
     // 135.3-135.4 -> 130.0, 5 layers GELU 96.2 -> 95.4-95.5, 128 K rows 11.8 -> 11.6-11.7; 5
     // layers relu (fp16, bf16), 2 layers and 4 M rows level.
@@ -552,7 +552,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   //   268.7-296.8 -> 250.0-265.0. GELU 16 wide 41.0-41.5 -> 36.3-36.5, 48 wide 118.2-120.2 ->
   //   102.1-103.0, 128 wide 400.6-405.4 -> 329.4-366.7; SiLU 16 wide 39.0-39.5 -> 34.6-34.8, 64
   //   wide 130.9-133.5 -> 118.0-118.8. At 96 wide SiLU first measured slower (290.2-290.6 ->
-  //   297.2-308.5); with today's kernel, three alternating rounds, GELU 288.2-290.1 ->
+  //   297.2-308.5); on the later kernel, three alternating rounds, GELU 288.2-290.1 ->
   //   264.9-266.2, SiLU 285.5-289.7 -> 266.0-267.5, 8 layers of GELU 507.1-514.0 ->
   //   468.3-479.0, relu level. The largest relative error doubles (GELU 16 wide 4.7e-4 ->
   //   9.8e-4, 8 layers of 64 6.6e-4 -> 1.7e-3, of 96 6.5e-4 -> 1.7e-3; fp16's tolerance is
@@ -580,7 +580,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // 128.2-129.0 (8 layers 202.4-202.7 -> 199.1-199.4), SiLU 119.3-120.2 -> 116.0-117.0; 16
   // wide and 48 wide SiLU level. At 128 wide the rounds spread by 5-10% (the same code on both
   // sides measured 322-342 us): not shown to pay there, so up to 64 wide only. Measured again
-  // with today's kernel, five alternating rounds, us: SiLU at 96 wide 265.3-266.8 ->
+  // on the later kernel, five alternating rounds, us: SiLU at 96 wide 265.3-266.8 ->
   // 252.8-255.5, at 128 wide level (318.7-331.3 against 315.5-331.9), so SiLU at every width;
   // GELU at 96 wide 263.7-267.8 -> 294.0-294.6 (8 layers 468.6-487.2 -> 505.7-511.3), at 128
   // level, so GELU up to 64 wide only.
