@@ -33,7 +33,7 @@ packages=(
   libgl-dev libgtest-dev libbenchmark-dev
   fonts-dejavu-core
   xvfb xauth xdotool libgl1-mesa-dri
-  clang-format
+  clang-format python3
 )
 missing=()
 for p in "${packages[@]}"; do
