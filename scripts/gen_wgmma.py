@@ -85,7 +85,8 @@ def render(n, forms, d_kind, suffixed, header):
     decls = "".join(f"template <typename T>\n__device__ {signature(n, f, d_kind, suffixed)};\n"
                     for f in forms)
     bodies = [function(n, f, d_kind, suffixed, ctype, ptx) for ctype, ptx in TYPES for f in forms]
-    return header + decls + "\n" + "\n".join(bodies)
+    note = "// Written by scripts/gen_wgmma.py: change that, then run it.\n"
+    return header + note + decls + "\n" + "\n".join(bodies)
 
 
 def main():
