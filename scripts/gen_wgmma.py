@@ -105,8 +105,11 @@ def main():
             path.write_text(text)
             print(f"wrote {path.name}")
     if stale:
-        print("differs from scripts/gen_wgmma.py: " + ", ".join(stale), file=sys.stderr)
+        print("gen_wgmma: differs from what scripts/gen_wgmma.py writes: " + ", ".join(stale),
+              file=sys.stderr)
         return 1
+    if args.check:
+        print(f"gen_wgmma: {len(SHAPES)} files as the script writes them")
     return 0
 
 
