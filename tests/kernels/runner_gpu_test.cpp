@@ -230,7 +230,7 @@ TEST(RunnerGpuPresets, FullyFusedWidthBuckets) {
 }
 
 // All 16 or all 32 wide: on Hopper, 4 or 2 rows packed into each 64-wide row of the wgmma
-// kernel; all 48 or 96 wide: rows as they are, n64 or n96 MMAs; all 128 wide:
+// kernel; all 48 or 96 wide: rows as they are, n48 or n96 MMAs; all 128 wide:
 // its 2-warpgroup form. Rows that leave a partial packed row (the tail tile),
 // rows that are only a tail, 2 to 8 layers, both dtypes; an unwritten row would show as non-finite.
 TEST(RunnerGpuPresets, FullyFusedHopperWidths) {
@@ -313,12 +313,12 @@ TEST(RunnerGpuPresets, FullyFusedDeepWideTakesSeveralKernels) {
   }
 }
 
-// ReLU or no activation at every width but 32, GELU and SiLU in fp16 but at 96 wide (GELU alone
-// at 32): biases added to the 16-bit pairs after the conversion and activated there, and at 16 wide
-// fp16 no fp32 accumulators at all; with and without biases, in one kernel and as the segments of a
-// longer MLP (the activation on a segment's last layer too). Up to 64 wide GELU and SiLU run with
-// their halving folded into the weights (a segment's last layer gives true GELU; SiLU's is
-// halved).
+// Biases added to the 16-bit pairs and activated there: every fp16 kernel (with fp16
+// accumulators, so no conversion at all) and ReLU or none in bf16 but at 32 wide; with and
+// without biases, in one kernel and as the segments of a longer MLP (the activation on a
+// segment's last layer too). GELU and SiLU run with scale factors folded into the weights and
+// biases (GELU: 1 / s on the first layer, 1 / 2 between, s / 2 on the last; SiLU halved), so
+// 1, 2 and many layers each take their own factors.
 TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
   FUSIONSCOPE_REQUIRE_GPU();
   using A = fk::Activation;
@@ -347,7 +347,13 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {65537, std::vector<int64_t>(5, 48), false, D::kFp16, A::kSilu},
       {20001, std::vector<int64_t>(10, 64), true, D::kFp16, A::kGeluTanh},
       {20001, std::vector<int64_t>(4, 128), true, D::kFp16, A::kSilu},
-      {50001, std::vector<int64_t>(12, 32), true, D::kFp16, A::kGeluTanh},  // biases by wgmma
+      {50001, std::vector<int64_t>(12, 32), true, D::kFp16, A::kGeluTanh},  // 8 + 3 layers
+      {65537, std::vector<int64_t>(6, 32), true, D::kFp16, A::kSilu},
+      {65537, std::vector<int64_t>(3, 32), false, D::kFp16, A::kRelu},
+      {65537, std::vector<int64_t>(3, 64), true, D::kFp16, A::kGeluTanh},  // first and last
+      {65537, std::vector<int64_t>(2, 64), true, D::kFp16, A::kGeluTanh},  // one layer: no act
+      {20001, std::vector<int64_t>(9, 96), true, D::kFp16, A::kGeluTanh},  // 5 + 3 layers
+      {20001, std::vector<int64_t>(6, 96), false, D::kFp16, A::kSilu},
       // GELU cut into 5 + 4 layers at 128 wide; at 48 wide its halving folded into the weights
       {30001, std::vector<int64_t>(10, 128), true, D::kFp16, A::kGeluTanh},
       {65537, std::vector<int64_t>(5, 48), true, D::kFp16, A::kGeluTanh},
@@ -365,6 +371,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       const fk::RunResult r = fk::run(c, fk::Variant::kFullyFused, quick());
       ASSERT_TRUE(r.ok) << r.error;
       EXPECT_NE(r.kernel_path.find("wgmma"), std::string::npos) << r.kernel_path;
+      const char* acc = k.dtype == D::kFp16 ? "fp16 accumulators" : "fp32 accumulators";
+      EXPECT_NE(r.kernel_path.find(acc), std::string::npos) << r.kernel_path;
     }
   }
 }

@@ -18,7 +18,7 @@
 // - has the tile's input [64 x W] brought by TMA into one of its stages, ahead of use (marked
 //   evict-first in the L2: it is read once);
 // - runs layer 0 as wgmma m64nWk16 with A and B from shared memory, and every further layer
-//   with A from registers: the accumulators (fp32, or fp16 at 16 wide fp16), after bias and
+//   with A from registers: the accumulators (fp16 in fp16, fp32 in bf16), after bias and
 //   activation and packing to 16 bits, are exactly the A fragments of the next layer, so
 //   activations never leave registers (see kHalfBias for where the bias and activation are
 //   applied in 16 bits);
@@ -228,15 +228,25 @@ __device__ __forceinline__ uint32_t weight_slice(uint32_t w, int kk) {
     return w + (kk % (W / 16)) * 2;  // every diagonal block's weight is the one block
   }
 }
-template <typename T, int W>
-__device__ __forceinline__ void layer_mma_ss(float (&d)[Geometry<W>::kAcc], uint32_t x,
-                                             uint32_t w) {
+// Acc: float (fp32 accumulators, kAcc of them) or uint32_t (fp16 ones, packed pairs: kAcc / 2).
+template <typename Acc, int W>
+using AccArray = Acc[std::is_same_v<Acc, float> ? Geometry<W>::kAcc : Geometry<W>::kAcc / 2];
+template <typename T, int W, typename Acc>
+__device__ __forceinline__ void layer_mma_ss(AccArray<Acc, W>& d, uint32_t x, uint32_t w) {
   using G = Geometry<W>;
+  constexpr bool kF16 = std::is_same_v<Acc, uint32_t>;
+  static_assert(!kF16 || W != 16);  // 16 wide: layer16_f16acc_ss
 #pragma unroll
   for (int kk = 0; kk < G::kSlices; ++kk) {
     const uint64_t da = smem_desc_from_lo(x + slice_at(kk, 64 * 128) / 16);
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, kk));
-    if constexpr (W == 128) {
+    if constexpr (kF16 && W == 128) {
+      wgmma_m64n128k16_ss_f16acc(d, da, db, kk > 0);
+    } else if constexpr (kF16 && W == 32) {
+      wgmma_m64n32k16_f16acc_ss(d + 8 * (kk / 2), da, db, kk % 2);
+    } else if constexpr (kF16) {
+      wgmma_m64n64k16_ss_f16acc(d, da, db, kk > 0);
+    } else if constexpr (W == 128) {
       wgmma_m64n128k16_ss<T>(d, da, db, kk > 0);
     } else if constexpr (W == 64) {
       wgmma_m64n64k16_ss<T>(d, da, db, kk > 0);
@@ -249,11 +259,13 @@ __device__ __forceinline__ void layer_mma_ss(float (&d)[Geometry<W>::kAcc], uint
     }
   }
 }
-template <typename T, int W>
-__device__ __forceinline__ void layer_mma_rs(float (&d)[Geometry<W>::kAcc],
+template <typename T, int W, typename Acc>
+__device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
                                              const uint32_t (&a)[Geometry<W>::kSlices][4],
                                              uint32_t w) {
   using G = Geometry<W>;
+  constexpr bool kF16 = std::is_same_v<Acc, uint32_t>;
+  static_assert(!kF16 || W != 16);  // 16 wide: layer16_f16acc_rs
 #pragma unroll
   for (int kk = 0; kk < G::kSlices; ++kk) {
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, kk));
@@ -262,7 +274,17 @@ __device__ __forceinline__ void layer_mma_rs(float (&d)[Geometry<W>::kAcc],
     // rounds, a million rows, us: 8 layers relu 83.4-83.7 -> 77.1-77.3, 8 layers SiLU
     // 135.3-135.4 -> 130.0, 5 layers GELU 96.2 -> 95.4-95.5, 128 K rows 11.8 -> 11.6-11.7; 5
     // layers relu (fp16, bf16), 2 layers and 4 M rows level.
-    if constexpr (W == 96) {
+    if constexpr (kF16 && W == 96) {
+      wgmma_m64n96k16_rs_f16acc(d, a[kk], db, kk > 0);
+    } else if constexpr (kF16 && W == 48) {
+      wgmma_m64n48k16_rs_f16acc(d, a[kk], db, kk > 0);
+    } else if constexpr (kF16 && W == 128) {
+      wgmma_m64n128k16_rs_f16acc(d, a[kk], db, kk > 0);
+    } else if constexpr (kF16 && W == 32) {
+      wgmma_m64n32k16_f16acc_rs(d + 8 * (kk / 2), a[kk], db, kk % 2);
+    } else if constexpr (kF16) {
+      wgmma_m64n64k16_rs_f16acc(d, a[kk], db, kk > 0);
+    } else if constexpr (W == 96) {
       wgmma_m64n96k16_rs<T>(d, a[kk], db, kk > 0);
     } else if constexpr (W == 48) {
       wgmma_m64n48k16_rs<T>(d, a[kk], db, kk > 0);
@@ -299,10 +321,13 @@ __device__ __forceinline__ void layer16_f16acc_rs(uint32_t (&h)[16], const uint3
 // hx + hx * tanh(x * (c0 + c1 x^2)) or hx + hx * tanh(hx), hx = x / 2; five or two instructions
 // where the fp32 forms take about fourteen. Past |x| = 256, x^2 is infinite and tanh gives +-1:
 // x or 0, as it should.
-// kFolded: the halving is folded into the weights (see kFoldHalf): GELU-tanh returns twice its
-// value, x + x * tanh(...), for a next layer whose weights are halved; SiLU takes hx itself, the
-// product of a layer whose weights and biases are halved. One multiply a pair fewer, the same
-// bits through the net (halving is exact).
+// kFolded: scale factors folded into the weights (see kFold). SiLU takes hx itself, the
+// product of a layer whose weights and biases are halved (the same bits through the net: halving
+// is exact). GELU-tanh takes z = x / s, s = c1^(-1/3), the product of a layer whose weights and
+// biases are scaled by 1 / s, so that its argument c0 x + c1 x^3 is z (z^2 + c0 s): two
+// instructions where x (c0 + c1 x^2) takes three; it returns z + z tanh(...), 2 GELU / s, for a
+// next layer whose weights are scaled by s / 2.
+constexpr double kGeluScale = 3.0376348576988046;  // (0.7978845608 * 0.044715)^(-1/3)
 template <Activation A, bool kFolded = false>
 __device__ __forceinline__ uint32_t act_f16x2(uint32_t y) {
   static_assert(A == Activation::kGeluTanh || A == Activation::kSilu);
@@ -313,14 +338,19 @@ __device__ __forceinline__ uint32_t act_f16x2(uint32_t y) {
   else if constexpr (!kFolded)
     asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(hx) : "r"(y), "r"(half));
   if constexpr (A == Activation::kGeluTanh) {
-    const uint32_t c0 = 0x3A623A62u;  // 0.7978845608 in fp16 (0.79785)
-    const uint32_t c1 = 0x28912891u;  // 0.7978845608 * 0.044715 (0.035675)
     uint32_t p;
-    asm("mul.rn.f16x2 %0, %1, %1;" : "=r"(p) : "r"(y));
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(p), "r"(c1), "r"(c0));
+    if constexpr (kFolded) {
+      const uint32_t c0s = 0x40D940D9u;  // 0.7978845608 * kGeluScale in fp16 (2.4238)
+      asm("fma.rn.f16x2 %0, %1, %1, %2;" : "=r"(p) : "r"(y), "r"(c0s));
+      hx = y;  // z + z * tanh: 2 GELU / s
+    } else {
+      const uint32_t c0 = 0x3A623A62u;  // 0.7978845608 in fp16 (0.79785)
+      const uint32_t c1 = 0x28912891u;  // 0.7978845608 * 0.044715 (0.035675)
+      asm("mul.rn.f16x2 %0, %1, %1;" : "=r"(p) : "r"(y));
+      asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(p), "r"(c1), "r"(c0));
+    }
     asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(p) : "r"(p), "r"(y));
     asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(p));
-    if constexpr (kFolded) hx = y;  // x + x * tanh: twice GELU
   } else {
     asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(hx));
   }
@@ -390,15 +420,15 @@ __device__ __forceinline__ int half_bias_word(int l, int n) {
 // Layer 0 of a dense width: the tile's rows as they are ([64 x W], W * 2 bytes apart) read into
 // A fragments with ldmatrix (warp w's 16 rows; lanes 16-31 the upper 8 columns of each slice),
 // then the register form.
-template <typename T, int W>
-__device__ __forceinline__ void layer0_mma_dense(float (&d)[Geometry<W>::kAcc], const uint8_t* x,
-                                                 uint32_t w, int warp, int lane) {
+template <typename T, int W, typename Acc>
+__device__ __forceinline__ void layer0_mma_dense(AccArray<Acc, W>& d, const uint8_t* x, uint32_t w,
+                                                 int warp, int lane) {
   uint32_t a[Geometry<W>::kSlices][4];
   const uint8_t* row = x + (warp * 16 + lane % 16) * (W * 2) + (lane / 16) * 16;
 #pragma unroll
   for (int kk = 0; kk < Geometry<W>::kSlices; ++kk) ldmatrix_x4(a[kk], row + kk * 32);
   wgmma_fence();
-  layer_mma_rs<T, W>(d, a, w);
+  layer_mma_rs<T, W, Acc>(d, a, w);
 }
 
 // Biases for columns c and c + 1, kept as fp32 or (at 128 wide) as 16-bit values.
@@ -540,58 +570,77 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   }
 
   // How each layer's biases are added (alternating rounds, a million rows):
-  // - 32 wide: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu
+  // - 32 wide bf16: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu
   //   65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost more than the adds);
-  // - ReLU or no activation at the other widths, and GELU and SiLU in fp16: to
-  //   the 16-bit pairs after the conversion, activated there (bias_act2); 16 wide fp16 also
-  //   keeps its accumulators in fp16 (one k16 slice a layer), so there is no conversion at all.
-  //   Against fp32 adds and activations, 5 layers fp16 unless said: relu 16 wide 30.2-30.9 ->
-  //   28.3-29.2 us (8 layers 36.3-36.7 -> 29.6-29.8, bf16 30.1-30.3 -> 28.6-28.7); 48 wide
-  //   74.2-74.4 -> 74.4-74.8 (memory-bound) but 8 layers 99.7-101.2 -> 85.0-85.6; 64 wide level,
-  //   8 layers 136.9-137.1 -> 109.3-109.6; 96 wide 216.0-222.0 -> 209.5-215.5; 128 wide
-  //   268.7-296.8 -> 250.0-265.0. GELU 16 wide 41.0-41.5 -> 36.3-36.5, 48 wide 118.2-120.2 ->
-  //   102.1-103.0, 128 wide 400.6-405.4 -> 329.4-366.7; SiLU 16 wide 39.0-39.5 -> 34.6-34.8, 64
-  //   wide 130.9-133.5 -> 118.0-118.8. At 96 wide SiLU first measured slower (290.2-290.6 ->
-  //   297.2-308.5); on the later kernel, three alternating rounds, GELU 288.2-290.1 ->
-  //   264.9-266.2, SiLU 285.5-289.7 -> 266.0-267.5, 8 layers of GELU 507.1-514.0 ->
-  //   468.3-479.0, relu level. The largest relative error doubles (GELU 16 wide 4.7e-4 ->
-  //   9.8e-4, 8 layers of 64 6.6e-4 -> 1.7e-3, of 96 6.5e-4 -> 1.7e-3; fp16's tolerance is
-  //   5e-3). bf16 keeps fp32 activations: in bf16x2 arithmetic (tanh.approx.bf16x2) 12-20%
-  //   faster, but 16 layers of 64 reached 1.97e-2 of relative error against 5.3e-3 (bf16's
-  //   tolerance is 2e-2; see docs/kernels.md);
+  // - every fp16 kernel, and ReLU or no activation in bf16 but at 32 wide: to
+  //   the 16-bit pairs, activated there (bias_act2). Against fp32 adds and activations, 5 layers
+  //   fp16 unless said: relu 16 wide 30.2-30.9 -> 28.3-29.2 us (8 layers 36.3-36.7 ->
+  //   29.6-29.8, bf16 30.1-30.3 -> 28.6-28.7); 48 wide 74.2-74.4 -> 74.4-74.8 (memory-bound)
+  //   but 8 layers 99.7-101.2 -> 85.0-85.6; 64 wide level, 8 layers 136.9-137.1 ->
+  //   109.3-109.6; 96 wide 216.0-222.0 -> 209.5-215.5; 128 wide 268.7-296.8 -> 250.0-265.0.
+  //   GELU 16 wide 41.0-41.5 -> 36.3-36.5, 48 wide 118.2-120.2 -> 102.1-103.0, 128 wide
+  //   400.6-405.4 -> 329.4-366.7; SiLU 16 wide 39.0-39.5 -> 34.6-34.8, 64 wide 130.9-133.5 ->
+  //   118.0-118.8; 96 wide GELU 288.2-290.1 -> 264.9-266.2, SiLU 285.5-289.7 -> 266.0-267.5.
+  //   The largest relative error doubles (GELU 16 wide 4.7e-4 -> 9.8e-4, 8 layers of 64 6.6e-4
+  //   -> 1.7e-3; fp16's tolerance is 5e-3). bf16 keeps fp32 activations: in bf16x2 arithmetic
+  //   (tanh.approx.bf16x2) 12-20% faster, but 16 layers of 64 reached 1.97e-2 of relative error
+  //   against 5.3e-3 (bf16's tolerance is 2e-2; see docs/kernels.md);
   // - otherwise fp32 adds ahead of the activation.
-  constexpr bool kBiasMma = W == 32;
+  constexpr bool kBiasMma = W == 32 && !std::is_same_v<T, __half>;
   constexpr bool kRelu = A == Activation::kRelu;
   constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   constexpr bool kHalfBias = !kBiasMma && (kRelu || A == Activation::kNone || kHalfAct);
-  // 32 wide fp16: the biases already in by wgmma, GELU on the converted pair (four alternating
-  // rounds, a million rows: 5 layers 71.9-72.6 -> 66.5-66.8 us, 8 layers 108.5-110.7 ->
-  // 100.6-101.5; largest relative error 5.2e-4 -> 1.0e-3). SiLU measured slower this way
-  // (62.0-62.7 -> 63.0-63.3) and stays in fp32.
-  constexpr bool kActAfterMma = kBiasMma && kHalfAct && A == Activation::kGeluTanh;
-  constexpr bool kF16Acc = kHalfBias && W == 16 && std::is_same_v<T, __half>;
-  // GELU and SiLU in f16x2 with their halving folded into the weights (act_f16x2's kFolded):
-  // GELU's layers after the first take halved weights and get twice GELU; SiLU's activated
-  // layers take halved weights and biases and so produce hx themselves. One multiply a pair
-  // fewer, the same bits out (a power of two commutes with every rounding; the same relative
-  // errors to three digits in every case measured), unless an activation passes 32752, where
-  // twice GELU is no longer finite in fp16. Six alternating rounds (both orders), a million
-  // rows, 5 layers: 48 wide GELU 102.8-103.8 -> 100.3-101.8 us, 64 wide GELU 130.7-131.5 ->
-  // 128.2-129.0 (8 layers 202.4-202.7 -> 199.1-199.4), SiLU 119.3-120.2 -> 116.0-117.0; 16
-  // wide and 48 wide SiLU level. At 128 wide the rounds spread by 5-10% (the same code on both
-  // sides measured 322-342 us): not shown to pay there, so up to 64 wide only. Measured again
-  // on the later kernel, five alternating rounds, us: SiLU at 96 wide 265.3-266.8 ->
-  // 252.8-255.5, at 128 wide level (318.7-331.3 against 315.5-331.9), so SiLU at every width;
-  // GELU at 96 wide 263.7-267.8 -> 294.0-294.6 (8 layers 468.6-487.2 -> 505.7-511.3), at 128
-  // level, so GELU up to 64 wide only.
-  constexpr bool kFoldHalf =
-      kHalfBias && (A == Activation::kSilu || (A == Activation::kGeluTanh && kCols == 64));
+  // fp16 accumulators wherever the pairs get their biases in 16 bits (every fp16 kernel): the
+  // accumulators are the pairs themselves, with no conversion, and the MMAs write half the
+  // registers. A sum is rounded once a k16 slice rather than once. Against fp32 accumulators,
+  // three alternating rounds, a million rows, 5 layers fp16, us: 64 wide GELU 122.0-123.1 ->
+  // 108.2-108.9, SiLU 113.7-115.3 -> 101.2-102.1, 8 layers relu 105.1-105.3 -> 95.9-96.1, 5
+  // layers relu level (memory-bound); 48 wide GELU 96.1 -> 84.0-84.6, SiLU 85.2-85.3 ->
+  // 78.4-78.5, 8 layers relu 76.5-76.7 -> 72.4; 96 wide relu 195.9-196.6 -> 185.6-186.0, SiLU
+  // 255.0-256.9 -> 245.4-246.9, GELU level; 128 wide relu 230.3-230.5 -> 214.2-214.5, SiLU
+  // 307.6-316.4 -> 270.4-281.6, GELU 325.4-353.7 -> 293.2-317.9. 32 wide fp16, whose biases
+  // went in by wgmma with fp32 accumulators, now takes this form too: GELU 60.3 -> 52.6, SiLU
+  // 55.6-55.7 -> 50.3-50.5, relu 49.5-49.6 -> 49.2, 8 layers of GELU 93.1-93.8 -> 81.0-81.7.
+  // The largest relative error: 5 layers 1.2e-3 -> 1.3-1.6e-3, 16 layers of 64 GELU 2.7e-3 ->
+  // 2.8e-3 (fp16's tolerance is 5e-3). The biases by wgmma with fp16 accumulators (48 wide
+  // in the weight's padding slice, 16 wide in a slice of their own; the same relative errors)
+  // measured 4-11% slower at 16 and 48 wide GELU and SiLU.
+  constexpr bool kF16Acc = kHalfBias && std::is_same_v<T, __half>;
+  using Acc = std::conditional_t<kF16Acc, uint32_t, float>;
+  // GELU and SiLU in f16x2 with scale factors folded into the weights and biases (act_f16x2's
+  // kFolded; the factors below). SiLU's activated layers take halved weights and biases and so
+  // produce hx themselves: one multiply a pair fewer, the same bits out (a power of two
+  // commutes with every rounding). Six alternating rounds, a million rows, 5 layers: 64 wide
+  // SiLU 119.3-120.2 -> 116.0-117.0 us, 16 and 48 wide level; five rounds: 96 wide 265.3-266.8
+  // -> 252.8-255.5, 128 wide level. GELU's layers before the last produce z = x / s, whose
+  // argument is two instructions (act_f16x2), and emit 2 GELU / s: of five f16x2 instructions
+  // a pair (bias, argument, product) one fewer than the halving alone, two fewer than none.
+  // Against the halving alone (which measured 2% faster than none up to 64 wide, 11% slower at
+  // 96), three alternating rounds, fp16 accumulators, us: 16 wide 28.1-28.4 -> 28.0-28.2 (8
+  // layers 42.1-42.7 -> 41.5-41.8); 32 wide 52.5-52.7 -> 51.7-52.0; 48 wide 83.5-84.2 ->
+  // 80.3-81.1 (8 layers 127.5-129.0 -> 123.6-123.8); 64 wide 107.5-107.7 -> 105.1-106.1 (8
+  // layers 167.2-167.5 -> 162.6-162.7); and against no fold, 96 wide 264.0-265.2 ->
+  // 260.2-261.9 (8 layers 462.4-466.9 -> 458.2-461.3), 128 wide 292.5-307.0 -> 281.2-290.7.
+  // Relative errors within a few percent of before (16 layers of 64 2.80e-3 -> 2.65e-3).
+  constexpr bool kFold = kHalfBias && (A == Activation::kSilu || A == Activation::kGeluTanh);
   constexpr bool kBiasVec = kHalfBias && kCols == 64;  // half_bias_word's order, 16-byte loads
-  const auto halved = [&](int l) {  // layer l's weights (and, SiLU, biases) are halved
+  // The factors on layer l's weights and biases (kFold). GELU: the layers before the last
+  // give z = x / s (1 / s on weights and biases) and emit 2 GELU / s (s / 2 on the next layer's
+  // weights): 1 / s on layer 0, exactly 1 / 2 between, s / 2 on the last, which gives x itself
+  // (activated, a segment's last layer, by the plain form). SiLU: halved where activated.
+  const auto bias_factor = [&](int l) {
     if constexpr (A == Activation::kGeluTanh)
-      return l > 0;
+      return l + 1 < p.layers ? float(1 / kGeluScale) : 1.f;
     else
-      return l + 1 < p.layers || p.act_out != 0;
+      return l + 1 < p.layers || p.act_out != 0 ? 0.5f : 1.f;
+  };
+  const auto weight_factor = [&](int l) {
+    if constexpr (A == Activation::kGeluTanh) {
+      if (l > 0 && l + 1 < p.layers) return 0.5f;
+      return l > 0 ? float(kGeluScale / 2) : bias_factor(l);
+    } else {
+      return bias_factor(l);
+    }
   };
 
   // Weights into shared memory once, each layer [kCols out][kCols in] in 64-column atoms, with
@@ -624,7 +673,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   for (int k = 0; k < kBiasLoads; ++k) {
     const int i = threadIdx.x + k * G::kThreads, l = i / kCols, n = i % kCols;
     if (i >= p.layers * kCols) break;
-    if constexpr (kBiasMma) {  // 32 wide: the bias in the weight too, its slice after W's
+    if constexpr (kBiasMma) {  // 32 wide bf16: the bias in the weight too, its slice after W's
       if (n < W) {
         *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W>)) =
             make_uint4(bias_bits[k], 0u, 0u, 0u);
@@ -636,7 +685,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     static_assert(sizeof(T) == sizeof(uint16_t));
     memcpy(&bias, &bias_bits[k], sizeof bias);
     float v = to_float(bias);
-    if (kFoldHalf && A == Activation::kSilu && halved(l)) v *= 0.5f;
+    if constexpr (kFold) v *= bias_factor(l);
     if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kHalfBias)
@@ -647,15 +696,21 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
   }
   cp_async_wait<0>();
-  if constexpr (kFoldHalf) {  // each thread halves the chunks it copied
+  if constexpr (kFold) {  // each thread scales the chunks it copied, each product rounded once
     constexpr int kRows = G::kWeightRows, kChunks = G::kWeightChunks;
     for (int i = threadIdx.x; i < p.layers * kRows * kChunks; i += G::kThreads) {
       const int l = i / (kRows * kChunks), n = (i / kChunks) % kRows, c = i % kChunks;
-      if (!halved(l)) continue;
+      const float f = weight_factor(l);
+      if (f == 1.f) continue;
       uint4* chunk = reinterpret_cast<uint4*>(weight_chunk(l, n, c));
       uint4 v = *chunk;
-      for (uint32_t* word : {&v.x, &v.y, &v.z, &v.w})
-        asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(*word) : "r"(*word), "r"(0x38003800u));
+      for (uint32_t* word : {&v.x, &v.y, &v.z, &v.w}) {
+        __half2 w;
+        memcpy(&w, word, sizeof w);
+        const float2 x = __half22float2(w);
+        w = __floats2half2_rn(x.x * f, x.y * f);
+        memcpy(word, &w, sizeof w);
+      }
       *chunk = v;
     }
   }
@@ -678,17 +733,22 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     const uint32_t tile = my_tile_in[slot];
     if (tile >= p.tiles) break;
 
-    float d[kF16Acc ? 1 : G::kAcc];  // fp32 accumulators,
-    uint32_t h[kF16Acc ? 16 : 1];    // or fp16 ones (packed pairs)
+    float d[kF16Acc ? 1 : G::kAcc];         // fp32 accumulators,
+    uint32_t h[kF16Acc ? G::kAcc / 2 : 1];  // or fp16 ones (packed pairs)
     uint8_t* x = stages + slot * kTileBytes;
-    if constexpr (kF16Acc) {
+    if constexpr (kF16Acc && W == 16) {
       wgmma_fence();
       layer16_f16acc_ss(h, stages_desc + slot * (kTileBytes / 16), weights_desc);
+    } else if constexpr (G::kDense && kF16Acc) {
+      layer0_mma_dense<T, W, Acc>(h, x, weights_desc, warp, lane);
     } else if constexpr (G::kDense) {
-      layer0_mma_dense<T, W>(d, x, weights_desc, warp, lane);
+      layer0_mma_dense<T, W, Acc>(d, x, weights_desc, warp, lane);
+    } else if constexpr (kF16Acc) {
+      wgmma_fence();
+      layer_mma_ss<T, W, Acc>(h, stages_desc + slot * (kTileBytes / 16), weights_desc);
     } else {
       wgmma_fence();
-      layer_mma_ss<T, W>(d, stages_desc + slot * (kTileBytes / 16), weights_desc);
+      layer_mma_ss<T, W, Acc>(d, stages_desc + slot * (kTileBytes / 16), weights_desc);
       if constexpr (kBiasMma)
         if (bias_by_mma) bias_mma<T, W>(d, one, weights_desc);
     }
@@ -767,15 +827,11 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
         for (int hh = 0; hh < 2; ++hh) {
           const int j = 2 * t + hh;  // rows r (a[t][2 hh]) and r + 8 (a[t][2 hh + 1]) of chunk j
           if constexpr (kF16Acc) {
-            a[t][2 * hh] = bias_act2<T, A, kFoldHalf>(h[2 * j], hbv[j]);
-            a[t][2 * hh + 1] = bias_act2<T, A, kFoldHalf>(h[2 * j + 1], hbv[j]);
+            a[t][2 * hh] = bias_act2<T, A, kFold>(h[2 * j], hbv[j]);
+            a[t][2 * hh + 1] = bias_act2<T, A, kFold>(h[2 * j + 1], hbv[j]);
           } else if constexpr (kHalfBias) {
-            a[t][2 * hh] = bias_act2<T, A, kFoldHalf>(pack2<T>(d[4 * j], d[4 * j + 1]), hbv[j]);
-            a[t][2 * hh + 1] =
-                bias_act2<T, A, kFoldHalf>(pack2<T>(d[4 * j + 2], d[4 * j + 3]), hbv[j]);
-          } else if constexpr (kActAfterMma) {
-            a[t][2 * hh] = act_f16x2<A>(pack2<T>(d[4 * j], d[4 * j + 1]));
-            a[t][2 * hh + 1] = act_f16x2<A>(pack2<T>(d[4 * j + 2], d[4 * j + 3]));
+            a[t][2 * hh] = bias_act2<T, A, kFold>(pack2<T>(d[4 * j], d[4 * j + 1]), hbv[j]);
+            a[t][2 * hh + 1] = bias_act2<T, A, kFold>(pack2<T>(d[4 * j + 2], d[4 * j + 3]), hbv[j]);
           } else {
             const float2 b = bias_of(j);
             a[t][2 * hh] = pack2_act<T, A>(biased(d[4 * j], b.x), biased(d[4 * j + 1], b.y), act);
@@ -785,10 +841,12 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
         }
       }
       wgmma_fence();
-      if constexpr (kF16Acc)
+      if constexpr (kF16Acc && W == 16)
         layer16_f16acc_rs(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+      else if constexpr (kF16Acc)
+        layer_mma_rs<T, W, Acc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       else
-        layer_mma_rs<T, W>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+        layer_mma_rs<T, W, Acc>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       if constexpr (kBiasMma)
         if (bias_by_mma) bias_mma<T, W>(d, one, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       wgmma_commit();
@@ -817,16 +875,14 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     // tile, not one a pair (the kernel is issue-bound).
     auto stage_out = [&]<bool kAct>() {
       [[maybe_unused]] constexpr Activation kOutAct = kAct ? A : Activation::kNone;
-      // The output: SiLU's last layer is halved when activated, GELU's output is GELU itself.
-      [[maybe_unused]] constexpr bool kOutFolded = kFoldHalf && kAct && A == Activation::kSilu;
+      // The output: SiLU's last layer is halved when activated, GELU's is x itself (kFold).
+      [[maybe_unused]] constexpr bool kOutFolded = kFold && kAct && A == Activation::kSilu;
       auto out = [&](int j, int i) -> uint32_t {  // row r (i = 0) or r + 8 (i = 2) of chunk j
         if constexpr (kF16Acc) {
           return bias_act2<T, kOutAct, kOutFolded>(h[2 * j + i / 2], hbv[j]);
         } else if constexpr (kHalfBias) {
           return bias_act2<T, kOutAct, kOutFolded>(pack2<T>(d[4 * j + i], d[4 * j + i + 1]),
                                                    hbv[j]);
-        } else if constexpr (kActAfterMma && kAct) {
-          return act_f16x2<A>(pack2<T>(d[4 * j + i], d[4 * j + i + 1]));
         } else {
           const float2 b = bias_of(j);
           const float x0 = biased(d[4 * j + i], b.x), x1 = biased(d[4 * j + i + 1], b.y);
@@ -977,10 +1033,12 @@ std::string FusedMlpSm90::describe() const {
                                               std::to_string(s.width) + " packed per 64-wide row"
                              : s.dense
                                  ? ", " + std::to_string(s.width) + "-wide rows as they are, n" +
-                                       std::to_string(s.width == 96 ? 96 : s.cols) + " MMAs"
+                                       std::to_string(s.width) + " MMAs"
                                  : "";
-  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + std::to_string(s.threads / 128) +
-         " warpgroups x " + std::to_string(s.blocks) + " blocks";
+  // fp16 kernels accumulate in fp16 (kF16Acc), bf16 ones in fp32.
+  const char* acc = config_.dtype == DType::kFp16 ? "fp16" : "fp32";
+  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + acc + " accumulators, " +
+         std::to_string(s.threads / 128) + " warpgroups x " + std::to_string(s.blocks) + " blocks";
 }
 
 void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
