@@ -358,6 +358,19 @@ __device__ __forceinline__ uint32_t act_f16x2(uint32_t y) {
   return y;
 }
 
+// The same activations in fp32 on a value whose factors were folded in (kFold32): GELU-tanh takes
+// z = x / s and returns z + z tanh(z (z^2 + c0 s)) = 2 GELU / s; SiLU takes hx = x / 2.
+template <Activation A>
+__device__ __forceinline__ float act_folded_f32(float z) {
+  static_assert(A == Activation::kGeluTanh || A == Activation::kSilu);
+  if constexpr (A == Activation::kGeluTanh) {
+    const float p = z * fmaf(z, z, float(0.7978845608028654 * kGeluScale));
+    return fmaf(z, tanh_fast(p), z);
+  } else {
+    return fmaf(z, tanh_fast(z), z);
+  }
+}
+
 // A pair already converted to 16 bits plus its pair of 16-bit biases, then the activation A:
 // ReLU folded into the fma (x * 1 + b), GELU-tanh and SiLU (fp16 only) by act_f16x2. Against
 // two fp32 adds ahead of the conversion and the fp32 activation, a third to a half of the
@@ -623,6 +636,22 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   // 260.2-261.9 (8 layers 462.4-466.9 -> 458.2-461.3), 128 wide 292.5-307.0 -> 281.2-290.7.
   // Relative errors within a few percent of before (16 layers of 64 2.80e-3 -> 2.65e-3).
   constexpr bool kFold = kHalfBias && (A == Activation::kSilu || A == Activation::kGeluTanh);
+  // bf16 GELU and SiLU (fp32 epilogues) take the same factors, all of them in the fp32 fma that
+  // adds the bias (acc * weight_factor + bias * bias_factor): the weights stay as they are, and
+  // GELU's epilogue is four fp32 instructions a value and a tanh where it was six, SiLU's two
+  // where it was three. Three alternating rounds, a million rows, 5 layers bf16, us: 64 wide
+  // GELU 142.4-142.8 -> 138.9-139.2 (8 layers 223.3-225.4 -> 218.6-220.8, 16 layers
+  // 464.4-467.0 -> 454.5-458.5), SiLU 129.2-130.4 -> 118.2-118.8; 48 wide GELU 110.2-111.1 ->
+  // 108.0-109.1, SiLU 100.8-102.0 -> 98.9-99.7; 16 wide SiLU 31.4-31.8 -> 29.9-30.1 (16 layers
+  // 100.5-101.2 -> 94.7-95.1). Not where it measured slower, though its instructions are fewer:
+  // 16 wide GELU 33.8-34.2 -> 35.0-35.3, 96 wide GELU 296.9-299.5 -> 314.8-317.2 and SiLU
+  // 292.2-292.7 -> 295.7-296.9, 128 wide GELU 371.4-373.7 -> 386.4-389.8 (SiLU 350.2-360.5 ->
+  // 345.5-348.7, within the spread of 128 wide), nor at 32 wide, whose biases go in by wgmma
+  // (with them by the fma: GELU level, SiLU 55.2-55.7 -> 56.1-56.6). The relative errors stayed
+  // within 1% (16 layers of 64 GELU 5.33e-3 -> 5.24e-3; bf16's tolerance is 2e-2).
+  constexpr bool kFold32 = !kHalfBias && !kBiasMma &&
+                           ((A == Activation::kSilu && kCols == 64) ||
+                            (A == Activation::kGeluTanh && (W == 48 || W == 64)));
   constexpr bool kBiasVec = kHalfBias && kCols == 64;  // half_bias_word's order, 16-byte loads
   // The factors on layer l's weights and biases (kFold). GELU: the layers before the last
   // give z = x / s (1 / s on weights and biases) and emit 2 GELU / s (s / 2 on the next layer's
@@ -685,7 +714,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     static_assert(sizeof(T) == sizeof(uint16_t));
     memcpy(&bias, &bias_bits[k], sizeof bias);
     float v = to_float(bias);
-    if constexpr (kFold) v *= bias_factor(l);
+    if constexpr (kFold || kFold32) v *= bias_factor(l);
     if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kHalfBias)
@@ -816,6 +845,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
 
     for (int l = 0;; ++l) {
       if (l + 1 == p.layers) break;
+      [[maybe_unused]] const float k = weight_factor(l);  // kFold32
       // Bias, activation, and the next layer's A fragments: k16 slice t is accumulator chunks
       // 2t (columns 16t..16t+7) and 2t + 1. These instructions compete with wgmma for issue
       // slots (the kernel is issue-bound once its loads are hidden): ReLU goes into the bias's
@@ -834,6 +864,13 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
             a[t][2 * hh + 1] = bias_act2<T, A, kFold>(pack2<T>(d[4 * j + 2], d[4 * j + 3]), hbv[j]);
           } else {
             const float2 b = bias_of(j);
+            if constexpr (kFold32) {
+              a[t][2 * hh] = pack2<T>(act_folded_f32<A>(fmaf(d[4 * j], k, b.x)),
+                                      act_folded_f32<A>(fmaf(d[4 * j + 1], k, b.y)));
+              a[t][2 * hh + 1] = pack2<T>(act_folded_f32<A>(fmaf(d[4 * j + 2], k, b.x)),
+                                          act_folded_f32<A>(fmaf(d[4 * j + 3], k, b.y)));
+              continue;
+            }
             a[t][2 * hh] = pack2_act<T, A>(biased(d[4 * j], b.x), biased(d[4 * j + 1], b.y), act);
             a[t][2 * hh + 1] =
                 pack2_act<T, A>(biased(d[4 * j + 2], b.x), biased(d[4 * j + 3], b.y), act);
@@ -873,6 +910,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     };
     // Biased, and activated too when this kernel is a segment of a longer MLP: one branch a
     // tile, not one a pair (the kernel is issue-bound).
+    [[maybe_unused]] const float k_last = weight_factor(p.layers - 1);  // kFold32
     auto stage_out = [&]<bool kAct>() {
       [[maybe_unused]] constexpr Activation kOutAct = kAct ? A : Activation::kNone;
       // The output: SiLU's last layer is halved when activated, GELU's is x itself (kFold).
@@ -885,6 +923,16 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
                                                    hbv[j]);
         } else {
           const float2 b = bias_of(j);
+          if constexpr (kFold32) {  // the last layer's factor; SiLU's x / 2 when activated
+            const float x0 = fmaf(d[4 * j + i], k_last, b.x);
+            const float x1 = fmaf(d[4 * j + i + 1], k_last, b.y);
+            if constexpr (kAct && A == Activation::kSilu)
+              return pack2<T>(act_folded_f32<A>(x0), act_folded_f32<A>(x1));
+            else if constexpr (kAct)
+              return pack2_act<T, A>(x0, x1, act);
+            else
+              return pack2<T>(x0, x1);
+          }
           const float x0 = biased(d[4 * j + i], b.x), x1 = biased(d[4 * j + i + 1], b.y);
           if constexpr (kAct)
             return pack2_act<T, A>(x0, x1, act);
