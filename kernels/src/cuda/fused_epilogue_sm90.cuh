@@ -1,0 +1,196 @@
+// How the fully fused Hopper MLP (fully_fused_mlp_sm90.cu, which alone includes this file)
+// applies each layer's biases and activation: the choices per dtype, activation and width, each
+// with what measured it, the scale factors folded into the weights and biases, and the 16-bit and
+// fp32 forms of the activations.
+#pragma once
+
+#include <type_traits>
+
+#include "element.cuh"
+
+namespace fusionscope::kernels::detail {
+
+// GELU-tanh's argument c0 x + c1 x^3 is z (z^2 + c0 s) for z = x / s (see act_f16x2).
+constexpr double kGeluScale = 3.0376348576988046;  // (0.7978845608 * 0.044715)^(-1/3)
+
+template <typename T, Activation A, int W>
+struct FusedEpilogue {
+  static constexpr int kCols = W <= 64 ? 64 : 128;
+  static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
+  // How each layer's biases are added (alternating rounds, a million rows):
+  // - 32 wide bf16: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu
+  //   65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost more than the adds);
+  // - every fp16 kernel, and ReLU or no activation in bf16 but at 32 wide: to
+  //   the 16-bit pairs, activated there (bias_act2). Against fp32 adds and activations, 5 layers
+  //   fp16 unless said: relu 16 wide 30.2-30.9 -> 28.3-29.2 us (8 layers 36.3-36.7 ->
+  //   29.6-29.8, bf16 30.1-30.3 -> 28.6-28.7); 48 wide 74.2-74.4 -> 74.4-74.8 (memory-bound)
+  //   but 8 layers 99.7-101.2 -> 85.0-85.6; 64 wide level, 8 layers 136.9-137.1 ->
+  //   109.3-109.6; 96 wide 216.0-222.0 -> 209.5-215.5; 128 wide 268.7-296.8 -> 250.0-265.0.
+  //   GELU 16 wide 41.0-41.5 -> 36.3-36.5, 48 wide 118.2-120.2 -> 102.1-103.0, 128 wide
+  //   400.6-405.4 -> 329.4-366.7; SiLU 16 wide 39.0-39.5 -> 34.6-34.8, 64 wide 130.9-133.5 ->
+  //   118.0-118.8; 96 wide GELU 288.2-290.1 -> 264.9-266.2, SiLU 285.5-289.7 -> 266.0-267.5.
+  //   The largest relative error doubles (GELU 16 wide 4.7e-4 -> 9.8e-4, 8 layers of 64 6.6e-4
+  //   -> 1.7e-3; fp16's tolerance is 5e-3). bf16 keeps fp32 activations: in bf16x2 arithmetic
+  //   (tanh.approx.bf16x2) 12-20% faster, but 16 layers of 64 reached 1.97e-2 of relative error
+  //   against 5.3e-3 (bf16's tolerance is 2e-2; see docs/kernels.md);
+  // - otherwise fp32 adds ahead of the activation.
+  static constexpr bool kBiasMma = W == 32 && !std::is_same_v<T, __half>;
+  static constexpr bool kHalfBias =
+      !kBiasMma && (A == Activation::kRelu || A == Activation::kNone || kHalfAct);
+  // fp16 accumulators wherever the pairs get their biases in 16 bits (every fp16 kernel): the
+  // accumulators are the pairs themselves, with no conversion, and the MMAs write half the
+  // registers. A sum is rounded once a k16 slice rather than once. Against fp32 accumulators,
+  // three alternating rounds, a million rows, 5 layers fp16, us: 64 wide GELU 122.0-123.1 ->
+  // 108.2-108.9, SiLU 113.7-115.3 -> 101.2-102.1, 8 layers relu 105.1-105.3 -> 95.9-96.1, 5
+  // layers relu level (memory-bound); 48 wide GELU 96.1 -> 84.0-84.6, SiLU 85.2-85.3 ->
+  // 78.4-78.5, 8 layers relu 76.5-76.7 -> 72.4; 96 wide relu 195.9-196.6 -> 185.6-186.0, SiLU
+  // 255.0-256.9 -> 245.4-246.9, GELU level; 128 wide relu 230.3-230.5 -> 214.2-214.5, SiLU
+  // 307.6-316.4 -> 270.4-281.6, GELU 325.4-353.7 -> 293.2-317.9. 32 wide fp16, whose biases
+  // went in by wgmma with fp32 accumulators, now takes this form too: GELU 60.3 -> 52.6, SiLU
+  // 55.6-55.7 -> 50.3-50.5, relu 49.5-49.6 -> 49.2, 8 layers of GELU 93.1-93.8 -> 81.0-81.7.
+  // The largest relative error: 5 layers 1.2e-3 -> 1.3-1.6e-3, 16 layers of 64 GELU 2.7e-3 ->
+  // 2.8e-3 (fp16's tolerance is 5e-3). The biases by wgmma with fp16 accumulators (48 wide
+  // in the weight's padding slice, 16 wide in a slice of their own; the same relative errors)
+  // measured 4-11% slower at 16 and 48 wide GELU and SiLU.
+  static constexpr bool kF16Acc = kHalfBias && std::is_same_v<T, __half>;
+  // GELU and SiLU in f16x2 with scale factors folded into the weights and biases (act_f16x2's
+  // kFolded; the factors below). SiLU's activated layers take halved weights and biases and so
+  // produce hx themselves: one multiply a pair fewer, the same bits out (a power of two
+  // commutes with every rounding). Six alternating rounds, a million rows, 5 layers: 64 wide
+  // SiLU 119.3-120.2 -> 116.0-117.0 us, 16 and 48 wide level; five rounds: 96 wide 265.3-266.8
+  // -> 252.8-255.5, 128 wide level. GELU's layers before the last produce z = x / s, whose
+  // argument is two instructions (act_f16x2), and emit 2 GELU / s: of five f16x2 instructions
+  // a pair (bias, argument, product) one fewer than the halving alone, two fewer than none.
+  // Against the halving alone (which measured 2% faster than none up to 64 wide, 11% slower at
+  // 96), three alternating rounds, fp16 accumulators, us: 16 wide 28.1-28.4 -> 28.0-28.2 (8
+  // layers 42.1-42.7 -> 41.5-41.8); 32 wide 52.5-52.7 -> 51.7-52.0; 48 wide 83.5-84.2 ->
+  // 80.3-81.1 (8 layers 127.5-129.0 -> 123.6-123.8); 64 wide 107.5-107.7 -> 105.1-106.1 (8
+  // layers 167.2-167.5 -> 162.6-162.7); and against no fold, 96 wide 264.0-265.2 ->
+  // 260.2-261.9 (8 layers 462.4-466.9 -> 458.2-461.3), 128 wide 292.5-307.0 -> 281.2-290.7.
+  // Relative errors within a few percent of before (16 layers of 64 2.80e-3 -> 2.65e-3).
+  static constexpr bool kFold = kHalfBias && (A == Activation::kSilu || A == Activation::kGeluTanh);
+  // bf16 GELU and SiLU (fp32 epilogues) take the same factors, all of them in the fp32 fma that
+  // adds the bias (acc * weight_factor + bias * bias_factor): the weights stay as they are, and
+  // GELU's epilogue is four fp32 instructions a value and a tanh where it was six, SiLU's two
+  // where it was three. Three alternating rounds, a million rows, 5 layers bf16, us: 64 wide
+  // GELU 142.4-142.8 -> 138.9-139.2 (8 layers 223.3-225.4 -> 218.6-220.8, 16 layers
+  // 464.4-467.0 -> 454.5-458.5), SiLU 129.2-130.4 -> 118.2-118.8; 48 wide GELU 110.2-111.1 ->
+  // 108.0-109.1, SiLU 100.8-102.0 -> 98.9-99.7; 16 wide SiLU 31.4-31.8 -> 29.9-30.1 (16 layers
+  // 100.5-101.2 -> 94.7-95.1). Not where it measured slower, though its instructions are fewer:
+  // 16 wide GELU 33.8-34.2 -> 35.0-35.3, 96 wide GELU 296.9-299.5 -> 314.8-317.2 and SiLU
+  // 292.2-292.7 -> 295.7-296.9, 128 wide GELU 371.4-373.7 -> 386.4-389.8 (SiLU 350.2-360.5 ->
+  // 345.5-348.7, within the spread of 128 wide), nor at 32 wide, whose biases go in by wgmma
+  // (with them by the fma: GELU level, SiLU 55.2-55.7 -> 56.1-56.6). The relative errors stayed
+  // within 1% (16 layers of 64 GELU 5.33e-3 -> 5.24e-3; bf16's tolerance is 2e-2).
+  static constexpr bool kFold32 = !kHalfBias && !kBiasMma &&
+                                  ((A == Activation::kSilu && kCols == 64) ||
+                                   (A == Activation::kGeluTanh && (W == 48 || W == 64)));
+  // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
+  static constexpr bool kBiasVec = kHalfBias && kCols == 64;
+
+  // The factors on layer l's weights and biases (kFold). GELU: the layers before the last
+  // give z = x / s (1 / s on weights and biases) and emit 2 GELU / s (s / 2 on the next layer's
+  // weights): 1 / s on layer 0, exactly 1 / 2 between, s / 2 on the last, which gives x itself
+  // (activated, a segment's last layer, by the plain form). SiLU: halved where activated.
+  // p: the kernel's parameters (layers; act_out, the activation on the last layer too).
+  template <typename Params>
+  __device__ static float bias_factor(int l, const Params& p) {
+    if constexpr (A == Activation::kGeluTanh)
+      return l + 1 < p.layers ? float(1 / kGeluScale) : 1.f;
+    else
+      return l + 1 < p.layers || p.act_out != 0 ? 0.5f : 1.f;
+  }
+  template <typename Params>
+  __device__ static float weight_factor(int l, const Params& p) {
+    if constexpr (A == Activation::kGeluTanh) {
+      if (l > 0 && l + 1 < p.layers) return 0.5f;
+      return l > 0 ? float(kGeluScale / 2) : bias_factor(l, p);
+    } else {
+      return bias_factor(l, p);
+    }
+  }
+};
+
+// GELU-tanh or SiLU on a pair of fp16 values in f16x2 arithmetic, one tanh.approx.f16x2 a pair:
+// hx + hx * tanh(x * (c0 + c1 x^2)) or hx + hx * tanh(hx), hx = x / 2; five or two instructions
+// where the fp32 forms take about fourteen. Past |x| = 256, x^2 is infinite and tanh gives +-1:
+// x or 0, as it should.
+// kFolded: scale factors folded into the weights (FusedEpilogue::kFold). SiLU takes hx itself, the
+// product of a layer whose weights and biases are halved (the same bits through the net: halving
+// is exact). GELU-tanh takes z = x / s, s = c1^(-1/3), the product of a layer whose weights and
+// biases are scaled by 1 / s, so that its argument c0 x + c1 x^3 is z (z^2 + c0 s): two
+// instructions where x (c0 + c1 x^2) takes three; it returns z + z tanh(...), 2 GELU / s, for a
+// next layer whose weights are scaled by s / 2.
+template <Activation A, bool kFolded = false>
+__device__ __forceinline__ uint32_t act_f16x2(uint32_t y) {
+  static_assert(A == Activation::kGeluTanh || A == Activation::kSilu);
+  const uint32_t half = 0x38003800u;
+  uint32_t hx, t;
+  if constexpr (kFolded && A == Activation::kSilu)
+    hx = y;
+  else if constexpr (!kFolded)
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(hx) : "r"(y), "r"(half));
+  if constexpr (A == Activation::kGeluTanh) {
+    uint32_t p;
+    if constexpr (kFolded) {
+      const uint32_t c0s = 0x40D940D9u;  // 0.7978845608 * kGeluScale in fp16 (2.4238)
+      asm("fma.rn.f16x2 %0, %1, %1, %2;" : "=r"(p) : "r"(y), "r"(c0s));
+      hx = y;  // z + z * tanh: 2 GELU / s
+    } else {
+      const uint32_t c0 = 0x3A623A62u;  // 0.7978845608 in fp16 (0.79785)
+      const uint32_t c1 = 0x28912891u;  // 0.7978845608 * 0.044715 (0.035675)
+      asm("mul.rn.f16x2 %0, %1, %1;" : "=r"(p) : "r"(y));
+      asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(p), "r"(c1), "r"(c0));
+    }
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(p) : "r"(p), "r"(y));
+    asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(p));
+  } else {
+    asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(hx));
+  }
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(hx), "r"(t), "r"(hx));
+  return y;
+}
+
+// The same activations in fp32 on a value whose factors were folded in (FusedEpilogue::kFold32):
+// GELU-tanh takes z = x / s and returns z + z tanh(z (z^2 + c0 s)) = 2 GELU / s; SiLU takes hx = x
+// / 2.
+template <Activation A>
+__device__ __forceinline__ float act_folded_f32(float z) {
+  static_assert(A == Activation::kGeluTanh || A == Activation::kSilu);
+  if constexpr (A == Activation::kGeluTanh) {
+    const float p = z * fmaf(z, z, float(0.7978845608028654 * kGeluScale));
+    return fmaf(z, tanh_fast(p), z);
+  } else {
+    return fmaf(z, tanh_fast(z), z);
+  }
+}
+
+// A pair already converted to 16 bits plus its pair of 16-bit biases, then the activation A:
+// ReLU folded into the fma (x * 1 + b), GELU-tanh and SiLU (fp16 only) by act_f16x2. Against
+// two fp32 adds ahead of the conversion and the fp32 activation, a third to a half of the
+// instructions. The sum is rounded twice (the accumulator to 16 bits, then the sum), a
+// half-unit more than one rounding at most.
+template <typename T, Activation A, bool kFolded = false>
+__device__ __forceinline__ uint32_t bias_act2(uint32_t x, uint32_t b) {
+  constexpr bool kHalf = std::is_same_v<T, __half>;
+  const uint32_t one = kHalf ? 0x3C003C00u : 0x3F803F80u;
+  uint32_t y;
+  if constexpr (A == Activation::kRelu) {
+    if constexpr (kHalf)
+      asm("fma.rn.relu.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(x), "r"(one), "r"(b));
+    else
+      asm("fma.rn.relu.bf16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(x), "r"(one), "r"(b));
+    return y;
+  }
+  if constexpr (kHalf)
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(x), "r"(one), "r"(b));
+  else
+    asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(x), "r"(one), "r"(b));
+  if constexpr (A == Activation::kGeluTanh || A == Activation::kSilu) {
+    static_assert(kHalf, "16-bit activations in fp16 only");
+    return act_f16x2<A, kFolded>(y);
+  }
+  return y;
+}
+
+}  // namespace fusionscope::kernels::detail
