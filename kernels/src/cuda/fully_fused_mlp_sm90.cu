@@ -236,7 +236,6 @@ template <typename T, int W, typename Acc>
 __device__ __forceinline__ void layer_mma_ss(AccArray<Acc, W>& d, uint32_t x, uint32_t w) {
   using G = Geometry<W>;
   constexpr bool kF16 = std::is_same_v<Acc, uint32_t>;
-  static_assert(!kF16 || W != 16);  // 16 wide: layer16_f16acc_ss
 #pragma unroll
   for (int kk = 0; kk < G::kSlices; ++kk) {
     const uint64_t da = smem_desc_from_lo(x + slice_at(kk, 64 * 128) / 16);
@@ -245,6 +244,8 @@ __device__ __forceinline__ void layer_mma_ss(AccArray<Acc, W>& d, uint32_t x, ui
       wgmma_m64n128k16_ss_f16acc(d, da, db, kk > 0);
     } else if constexpr (kF16 && W == 32) {
       wgmma_m64n32k16_f16acc_ss(d + 8 * (kk / 2), da, db, kk % 2);
+    } else if constexpr (kF16 && W == 16) {
+      wgmma_m64n16k16_f16acc_ss(d + 4 * kk, da, db);  // one k16 slice a block: nothing to add
     } else if constexpr (kF16) {
       wgmma_m64n64k16_ss_f16acc(d, da, db, kk > 0);
     } else if constexpr (W == 128) {
@@ -266,7 +267,6 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
                                              uint32_t w) {
   using G = Geometry<W>;
   constexpr bool kF16 = std::is_same_v<Acc, uint32_t>;
-  static_assert(!kF16 || W != 16);  // 16 wide: layer16_f16acc_rs
 #pragma unroll
   for (int kk = 0; kk < G::kSlices; ++kk) {
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, kk));
@@ -283,6 +283,8 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
       wgmma_m64n128k16_rs_f16acc(d, a[kk], db, kk > 0);
     } else if constexpr (kF16 && W == 32) {
       wgmma_m64n32k16_f16acc_rs(d + 8 * (kk / 2), a[kk], db, kk % 2);
+    } else if constexpr (kF16 && W == 16) {
+      wgmma_m64n16k16_f16acc_rs(d + 4 * kk, a[kk], db);
     } else if constexpr (kF16) {
       wgmma_m64n64k16_rs_f16acc(d, a[kk], db, kk > 0);
     } else if constexpr (W == 96) {
@@ -301,21 +303,6 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
         wgmma_m64n16k16_rs<T>(d + 8 * b, a[kk], db, 0);
     }
   }
-}
-
-// 16 wide, fp16 accumulators: each diagonal block's layer is one k16 slice (h + 4 b: its 4
-// registers of packed pairs).
-__device__ __forceinline__ void layer16_f16acc_ss(uint32_t (&h)[16], uint32_t x, uint32_t w) {
-#pragma unroll
-  for (int b = 0; b < 4; ++b)
-    wgmma_m64n16k16_f16acc_ss(h + 4 * b, smem_desc_from_lo(x + slice_at(b, 64 * 128) / 16),
-                              smem_desc_from_lo(weight_slice<16>(w, b)));
-}
-__device__ __forceinline__ void layer16_f16acc_rs(uint32_t (&h)[16], const uint32_t (&a)[4][4],
-                                                  uint32_t w) {
-#pragma unroll
-  for (int b = 0; b < 4; ++b)
-    wgmma_m64n16k16_f16acc_rs(h + 4 * b, a[b], smem_desc_from_lo(weight_slice<16>(w, b)));
 }
 
 // Packed widths: the biases sit in column 0 of the k16 slice after the weight's (slice W / 16,
@@ -601,10 +588,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     float d[kF16Acc ? 1 : G::kAcc];         // fp32 accumulators,
     uint32_t h[kF16Acc ? G::kAcc / 2 : 1];  // or fp16 ones (packed pairs)
     uint8_t* x = stages + slot * kTileBytes;
-    if constexpr (kF16Acc && W == 16) {
-      wgmma_fence();
-      layer16_f16acc_ss(h, stages_desc + slot * (kTileBytes / 16), weights_desc);
-    } else if constexpr (G::kDense && kF16Acc) {
+    if constexpr (G::kDense && kF16Acc) {
       layer0_mma_dense<T, W, Acc>(h, x, weights_desc, warp, lane);
     } else if constexpr (G::kDense) {
       layer0_mma_dense<T, W, Acc>(d, x, weights_desc, warp, lane);
@@ -714,9 +698,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
         }
       }
       wgmma_fence();
-      if constexpr (kF16Acc && W == 16)
-        layer16_f16acc_rs(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
-      else if constexpr (kF16Acc)
+      if constexpr (kF16Acc)
         layer_mma_rs<T, W, Acc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       else
         layer_mma_rs<T, W, Acc>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
