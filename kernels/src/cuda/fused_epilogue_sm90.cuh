@@ -42,7 +42,7 @@ struct FusedEpilogue {
   // registers. A sum is rounded once a k16 slice rather than once. Against fp32 accumulators,
   // three alternating rounds, a million rows, 5 layers fp16, us: 64 wide GELU 122.0-123.1 ->
   // 108.2-108.9, SiLU 113.7-115.3 -> 101.2-102.1, 8 layers relu 105.1-105.3 -> 95.9-96.1, 5
-  // layers relu level (memory-bound); 48 wide GELU 96.1 -> 84.0-84.6, SiLU 85.2-85.3 ->
+  // layers relu level (memory-bound); 48 wide GELU 95.4-96.1 -> 84.0-84.6, SiLU 85.2-85.3 ->
   // 78.4-78.5, 8 layers relu 76.5-76.7 -> 72.4; 96 wide relu 195.9-196.6 -> 185.6-186.0, SiLU
   // 255.0-256.9 -> 245.4-246.9, GELU level; 128 wide relu 230.3-230.5 -> 214.2-214.5, SiLU
   // 307.6-316.4 -> 270.4-281.6, GELU 325.4-353.7 -> 293.2-317.9. 32 wide fp16, whose biases
