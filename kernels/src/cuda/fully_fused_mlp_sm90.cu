@@ -232,7 +232,8 @@ __device__ __forceinline__ uint32_t weight_slice(uint32_t w, int kk) {
 // Acc: float (fp32 accumulators, kAcc of them) or uint32_t (fp16 ones, packed pairs: kAcc / 2).
 template <typename Acc, int W>
 using AccArray = Acc[std::is_same_v<Acc, float> ? Geometry<W>::kAcc : Geometry<W>::kAcc / 2];
-template <typename T, int W, typename Acc>
+// kOnto: the product is added to what d holds (fp16 accumulators preloaded with the biases).
+template <typename T, int W, typename Acc, bool kOnto = false>
 __device__ __forceinline__ void layer_mma_ss(AccArray<Acc, W>& d, uint32_t x, uint32_t w) {
   using G = Geometry<W>;
   constexpr bool kF16 = std::is_same_v<Acc, uint32_t>;
@@ -241,13 +242,13 @@ __device__ __forceinline__ void layer_mma_ss(AccArray<Acc, W>& d, uint32_t x, ui
     const uint64_t da = smem_desc_from_lo(x + slice_at(kk, 64 * 128) / 16);
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, kk));
     if constexpr (kF16 && W == 128) {
-      wgmma_m64n128k16_ss_f16acc(d, da, db, kk > 0);
+      wgmma_m64n128k16_ss_f16acc(d, da, db, kOnto || kk > 0);
     } else if constexpr (kF16 && W == 32) {
-      wgmma_m64n32k16_f16acc_ss(d + 8 * (kk / 2), da, db, kk % 2);
+      wgmma_m64n32k16_f16acc_ss(d + 8 * (kk / 2), da, db, kOnto || kk % 2);
     } else if constexpr (kF16 && W == 16) {
-      wgmma_m64n16k16_f16acc_ss(d + 4 * kk, da, db);  // one k16 slice a block: nothing to add
+      wgmma_m64n16k16_f16acc_ss(d + 4 * kk, da, db, kOnto);  // one k16 slice a block
     } else if constexpr (kF16) {
-      wgmma_m64n64k16_ss_f16acc(d, da, db, kk > 0);
+      wgmma_m64n64k16_ss_f16acc(d, da, db, kOnto || kk > 0);
     } else if constexpr (W == 128) {
       wgmma_m64n128k16_ss<T>(d, da, db, kk > 0);
     } else if constexpr (W == 64) {
@@ -261,7 +262,7 @@ __device__ __forceinline__ void layer_mma_ss(AccArray<Acc, W>& d, uint32_t x, ui
     }
   }
 }
-template <typename T, int W, typename Acc>
+template <typename T, int W, typename Acc, bool kOnto = false>
 __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
                                              const uint32_t (&a)[Geometry<W>::kSlices][4],
                                              uint32_t w) {
@@ -276,17 +277,17 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
     // 135.3-135.4 -> 130.0, 5 layers GELU 96.2 -> 95.4-95.5, 128 K rows 11.8 -> 11.6-11.7; 5
     // layers relu (fp16, bf16), 2 layers and 4 M rows level.
     if constexpr (kF16 && W == 96) {
-      wgmma_m64n96k16_rs_f16acc(d, a[kk], db, kk > 0);
+      wgmma_m64n96k16_rs_f16acc(d, a[kk], db, kOnto || kk > 0);
     } else if constexpr (kF16 && W == 48) {
-      wgmma_m64n48k16_rs_f16acc(d, a[kk], db, kk > 0);
+      wgmma_m64n48k16_rs_f16acc(d, a[kk], db, kOnto || kk > 0);
     } else if constexpr (kF16 && W == 128) {
-      wgmma_m64n128k16_rs_f16acc(d, a[kk], db, kk > 0);
+      wgmma_m64n128k16_rs_f16acc(d, a[kk], db, kOnto || kk > 0);
     } else if constexpr (kF16 && W == 32) {
-      wgmma_m64n32k16_f16acc_rs(d + 8 * (kk / 2), a[kk], db, kk % 2);
+      wgmma_m64n32k16_f16acc_rs(d + 8 * (kk / 2), a[kk], db, kOnto || kk % 2);
     } else if constexpr (kF16 && W == 16) {
-      wgmma_m64n16k16_f16acc_rs(d + 4 * kk, a[kk], db);
+      wgmma_m64n16k16_f16acc_rs(d + 4 * kk, a[kk], db, kOnto);
     } else if constexpr (kF16) {
-      wgmma_m64n64k16_rs_f16acc(d, a[kk], db, kk > 0);
+      wgmma_m64n64k16_rs_f16acc(d, a[kk], db, kOnto || kk > 0);
     } else if constexpr (W == 96) {
       wgmma_m64n96k16_rs<T>(d, a[kk], db, kk > 0);
     } else if constexpr (W == 48) {
@@ -339,7 +340,7 @@ __device__ __forceinline__ int half_bias_word(int l, int n) {
 // Layer 0 of a dense width: the tile's rows as they are ([64 x W], W * 2 bytes apart) read into
 // A fragments with ldmatrix (warp w's 16 rows; lanes 16-31 the upper 8 columns of each slice),
 // then the register form.
-template <typename T, int W, typename Acc>
+template <typename T, int W, typename Acc, bool kOnto = false>
 __device__ __forceinline__ void layer0_mma_dense(AccArray<Acc, W>& d, const uint8_t* x, uint32_t w,
                                                  int warp, int lane) {
   uint32_t a[Geometry<W>::kSlices][4];
@@ -347,7 +348,7 @@ __device__ __forceinline__ void layer0_mma_dense(AccArray<Acc, W>& d, const uint
 #pragma unroll
   for (int kk = 0; kk < Geometry<W>::kSlices; ++kk) ldmatrix_x4(a[kk], row + kk * 32);
   wgmma_fence();
-  layer_mma_rs<T, W, Acc>(d, a, w);
+  layer_mma_rs<T, W, Acc, kOnto>(d, a, w);
 }
 
 // Biases for columns c and c + 1, kept as fp32 or (at 128 wide) as 16-bit values.
@@ -491,6 +492,7 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   using E = FusedEpilogue<T, A, W>;  // how the biases and activation are applied
   constexpr bool kBiasMma = E::kBiasMma, kHalfBias = E::kHalfBias, kF16Acc = E::kF16Acc;
   constexpr bool kFold = E::kFold, kFold32 = E::kFold32, kBiasVec = E::kBiasVec;
+  constexpr bool kBiasInAcc = E::kBiasInAcc;
   using Acc = std::conditional_t<kF16Acc, uint32_t, float>;
   const auto bias_factor = [&](int l) { return E::bias_factor(l, p); };
   const auto weight_factor = [&](int l) { return E::weight_factor(l, p); };
@@ -579,6 +581,35 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
   const bool bias_by_mma = kBiasMma && p.biases[0] != nullptr;
   const uint32_t one_bits = std::is_same_v<T, __half> ? 0x3C00u : 0x3F80u;
   const uint32_t one[4] = {lane % 4 == 0 ? one_bits : 0u, lane % 4 == 0 ? one_bits : 0u, 0u, 0u};
+  constexpr int kChunks = 2 * G::kSlices;  // accumulator chunks of 8 columns with data
+  // Layer l's 16-bit bias pairs (kHalfBias) for this thread's columns, chunk by chunk.
+  const auto read_half_biases = [&](int l, uint32_t(&out)[kChunks]) {
+    if constexpr (kBiasVec) {  // this thread's pairs adjacent: 16-byte loads
+      const uint8_t* mine = biases + 4 * half_bias_word<kCols>(l, cp);
+#pragma unroll
+      for (int j = 0; j < kChunks; j += 4) {
+        if (j + 4 <= kChunks) {
+          const uint4 v = *reinterpret_cast<const uint4*>(mine + 4 * j);
+          out[j] = v.x, out[j + 1] = v.y, out[j + 2] = v.z, out[j + 3] = v.w;
+        } else {
+          const uint2 v = *reinterpret_cast<const uint2*>(mine + 4 * j);
+          out[j] = v.x, out[j + 1] = v.y;
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j)
+        out[j] = *reinterpret_cast<const uint32_t*>(biases + 2 * (l * kCols + 8 * j + cp));
+    }
+  };
+  // kBiasInAcc: layer 0's biases, the same for every tile, kept in registers.
+  uint32_t bias0[kBiasInAcc ? kChunks : 1];
+  if constexpr (kBiasInAcc) read_half_biases(0, bias0);
+  // kBiasInAcc: the accumulators of rows r and r + 8 of chunk j start from its bias pair.
+  const auto preload = [](uint32_t* acc, const uint32_t(&b)[kChunks]) {
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) acc[2 * j] = acc[2 * j + 1] = b[j];
+  };
   for (uint32_t i = 0;; ++i) {
     const uint32_t slot = i % kStages;
     mbar_wait(&my_full[slot], (i / kStages) & 1);
@@ -588,13 +619,14 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     float d[kF16Acc ? 1 : G::kAcc];         // fp32 accumulators,
     uint32_t h[kF16Acc ? G::kAcc / 2 : 1];  // or fp16 ones (packed pairs)
     uint8_t* x = stages + slot * kTileBytes;
+    if constexpr (kBiasInAcc) preload(h, bias0);
     if constexpr (G::kDense && kF16Acc) {
-      layer0_mma_dense<T, W, Acc>(h, x, weights_desc, warp, lane);
+      layer0_mma_dense<T, W, Acc, kBiasInAcc>(h, x, weights_desc, warp, lane);
     } else if constexpr (G::kDense) {
       layer0_mma_dense<T, W, Acc>(d, x, weights_desc, warp, lane);
     } else if constexpr (kF16Acc) {
       wgmma_fence();
-      layer_mma_ss<T, W, Acc>(h, stages_desc + slot * (kTileBytes / 16), weights_desc);
+      layer_mma_ss<T, W, Acc, kBiasInAcc>(h, stages_desc + slot * (kTileBytes / 16), weights_desc);
     } else {
       wgmma_fence();
       layer_mma_ss<T, W, Acc>(d, stages_desc + slot * (kTileBytes / 16), weights_desc);
@@ -606,28 +638,13 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
     // 96 and 128 wide the registers that takes in fp32 cost more than it saves (21% slower at
     // 128); the 16-bit pairs (kHalfBias), half the registers, are read ahead at every width.
     constexpr bool kPrefetch = kCols == 64 && !kBiasMma;
-    constexpr int kChunks = 2 * G::kSlices;  // accumulator chunks of 8 columns with data
     float2 bv[kPrefetch && !kHalfBias ? kChunks : 1];
     uint32_t hbv[kHalfBias ? kChunks : 1];  // 16-bit pairs
     int bias_layer = 0;
     const auto load_biases = [&](int l) {
       bias_layer = l;
-      if constexpr (kBiasVec) {  // this thread's pairs adjacent: 16-byte loads
-        const uint8_t* mine = biases + 4 * half_bias_word<kCols>(l, cp);
-#pragma unroll
-        for (int j = 0; j < kChunks; j += 4) {
-          if (j + 4 <= kChunks) {
-            const uint4 v = *reinterpret_cast<const uint4*>(mine + 4 * j);
-            hbv[j] = v.x, hbv[j + 1] = v.y, hbv[j + 2] = v.z, hbv[j + 3] = v.w;
-          } else {
-            const uint2 v = *reinterpret_cast<const uint2*>(mine + 4 * j);
-            hbv[j] = v.x, hbv[j + 1] = v.y;
-          }
-        }
-      } else if constexpr (kHalfBias) {
-#pragma unroll
-        for (int j = 0; j < kChunks; ++j)
-          hbv[j] = *reinterpret_cast<const uint32_t*>(biases + 2 * (l * kCols + 8 * j + cp));
+      if constexpr (kHalfBias) {
+        read_half_biases(l, hbv);
       } else if constexpr (kPrefetch) {
 #pragma unroll
         for (int j = 0; j < kChunks; ++j)
@@ -660,7 +677,12 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       if constexpr (G::kStageInSlot) bulk_wait_read_all();
       feed((i + kStages - 1) % kStages);
     }
-    if constexpr (!kBiasMma) load_biases(0);
+    // kBiasInAcc: the next layer's biases, moved into the accumulators before its MMAs.
+    if constexpr (kBiasInAcc) {
+      if (p.layers > 1) load_biases(1);
+    } else if constexpr (!kBiasMma) {
+      load_biases(0);
+    }
     wgmma_wait<0>();
 
     for (int l = 0;; ++l) {
@@ -676,7 +698,10 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           const int j = 2 * t + hh;  // rows r (a[t][2 hh]) and r + 8 (a[t][2 hh + 1]) of chunk j
-          if constexpr (kF16Acc) {
+          if constexpr (kBiasInAcc) {
+            a[t][2 * hh] = act2_f16<A, kFold>(h[2 * j]);
+            a[t][2 * hh + 1] = act2_f16<A, kFold>(h[2 * j + 1]);
+          } else if constexpr (kF16Acc) {
             a[t][2 * hh] = bias_act2<T, A, kFold>(h[2 * j], hbv[j]);
             a[t][2 * hh + 1] = bias_act2<T, A, kFold>(h[2 * j + 1], hbv[j]);
           } else if constexpr (kHalfBias) {
@@ -697,15 +722,20 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
           }
         }
       }
+      if constexpr (kBiasInAcc) preload(h, hbv);
       wgmma_fence();
       if constexpr (kF16Acc)
-        layer_mma_rs<T, W, Acc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+        layer_mma_rs<T, W, Acc, kBiasInAcc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       else
         layer_mma_rs<T, W, Acc>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       if constexpr (kBiasMma)
         if (bias_by_mma) bias_mma<T, W>(d, one, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       wgmma_commit();
-      if constexpr (!kBiasMma) load_biases(l + 1);
+      if constexpr (kBiasInAcc) {
+        if (l + 2 < p.layers) load_biases(l + 2);
+      } else if constexpr (!kBiasMma) {
+        load_biases(l + 1);
+      }
       wgmma_wait<0>();
     }
 
@@ -734,7 +764,9 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
       // The output: SiLU's last layer is halved when activated, GELU's is x itself (kFold).
       [[maybe_unused]] constexpr bool kOutFolded = kFold && kAct && A == Activation::kSilu;
       auto out = [&](int j, int i) -> uint32_t {  // row r (i = 0) or r + 8 (i = 2) of chunk j
-        if constexpr (kF16Acc) {
+        if constexpr (kBiasInAcc) {
+          return act2_f16<kOutAct, kOutFolded>(h[2 * j + i / 2]);
+        } else if constexpr (kF16Acc) {
           return bias_act2<T, kOutAct, kOutFolded>(h[2 * j + i / 2], hbv[j]);
         } else if constexpr (kHalfBias) {
           return bias_act2<T, kOutAct, kOutFolded>(pack2<T>(d[4 * j + i], d[4 * j + i + 1]),
