@@ -39,19 +39,19 @@ struct FusedEpilogue {
       !kBiasMma && (A == Activation::kRelu || A == Activation::kNone || kHalfAct);
   // fp16 accumulators wherever the pairs get their biases in 16 bits (every fp16 kernel): the
   // accumulators are the pairs themselves, with no conversion, and the MMAs write half the
-  // registers. A sum is rounded once a k16 slice rather than once. Against fp32 accumulators,
-  // three alternating rounds, a million rows, 5 layers fp16, us: 64 wide GELU 122.0-123.1 ->
-  // 108.2-108.9, SiLU 113.7-115.3 -> 101.2-102.1, 8 layers relu 105.1-105.3 -> 95.9-96.1, 5
-  // layers relu level (memory-bound); 48 wide GELU 95.4-96.1 -> 84.0-84.6, SiLU 85.2-85.3 ->
-  // 78.4-78.5, 8 layers relu 76.5-76.7 -> 72.4; 96 wide relu 195.9-196.6 -> 185.6-186.0, SiLU
-  // 255.0-256.9 -> 245.4-246.9, GELU level; 128 wide relu 230.3-230.5 -> 214.2-214.5, SiLU
-  // 307.6-316.4 -> 270.4-281.6, GELU 325.4-353.7 -> 293.2-317.9. 32 wide fp16, whose biases
-  // went in by wgmma with fp32 accumulators, now takes this form too: GELU 60.3 -> 52.6, SiLU
-  // 55.6-55.7 -> 50.3-50.5, relu 49.5-49.6 -> 49.2, 8 layers of GELU 93.1-93.8 -> 81.0-81.7.
-  // The largest relative error: 5 layers 1.2e-3 -> 1.3-1.6e-3, 16 layers of 64 GELU 2.7e-3 ->
-  // 2.8e-3 (fp16's tolerance is 5e-3). The biases by wgmma with fp16 accumulators (48 wide
-  // in the weight's padding slice, 16 wide in a slice of their own; the same relative errors)
-  // measured 4-11% slower at 16 and 48 wide GELU and SiLU.
+  // registers. A sum is rounded after every k16 slice, not once at the end. Against fp32
+  // accumulators, three alternating rounds, a million rows, 5 layers fp16, us: 64 wide GELU
+  // 122.0-123.1 -> 108.2-108.9, SiLU 113.7-115.3 -> 101.2-102.1, 8 layers relu 105.1-105.3
+  // -> 95.9-96.1, 5 layers relu level (memory-bound); 48 wide GELU 95.4-96.1 -> 84.0-84.6,
+  // SiLU 85.2-85.3 -> 78.4-78.5, 8 layers relu 76.5-76.7 -> 72.4; 96 wide relu 195.9-196.6 ->
+  // 185.6-186.0, SiLU 255.0-256.9 -> 245.4-246.9, GELU level; 128 wide relu 230.3-230.5 ->
+  // 214.2-214.5, SiLU 307.6-316.4 -> 270.4-281.6, GELU 325.4-353.7 -> 293.2-317.9. 32 wide fp16,
+  // whose biases went in by wgmma with fp32 accumulators, now takes this form too: GELU 60.3
+  // -> 52.6, SiLU 55.6-55.7 -> 50.3-50.5, relu 49.5-49.6 -> 49.2, 8 layers of GELU 93.1-93.8
+  // -> 81.0-81.7. The largest relative error: 5 layers 1.2e-3 -> 1.3-1.6e-3, 16 layers of 64
+  // GELU 2.7e-3 -> 2.8e-3 (fp16's tolerance is 5e-3). The biases by wgmma with fp16 accumulators
+  // (48 wide in the weight's padding slice, 16 wide in a slice of their own; the same relative
+  // errors) measured 4-11% slower at 16 and 48 wide GELU and SiLU.
   static constexpr bool kF16Acc = kHalfBias && std::is_same_v<T, __half>;
   // The fp16 accumulators start from the layer's biases (moved in before its MMAs, which add onto
   // them), so the epilogue applies the activation alone. Guess: one f16x2 instruction a pair
