@@ -698,12 +698,19 @@ __global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           const int j = 2 * t + hh;  // rows r (a[t][2 hh]) and r + 8 (a[t][2 hh + 1]) of chunk j
-          if constexpr (kBiasInAcc) {
-            a[t][2 * hh] = act2_f16<A, kFold>(h[2 * j]);
-            a[t][2 * hh + 1] = act2_f16<A, kFold>(h[2 * j + 1]);
-          } else if constexpr (kF16Acc) {
-            a[t][2 * hh] = bias_act2<T, A, kFold>(h[2 * j], hbv[j]);
-            a[t][2 * hh + 1] = bias_act2<T, A, kFold>(h[2 * j + 1], hbv[j]);
+          if constexpr (kF16Acc) {
+            // Pair q by the tanh or the polynomial (a constant once the loops are unrolled).
+            const auto act_pair = [&](int q) {
+              if constexpr (kBiasInAcc)
+                return E::poly_pair(q) ? act2_f16<A, kFold, E::kPolyEvery != 0>(h[q])
+                                       : act2_f16<A, kFold>(h[q]);
+              else
+                return E::poly_pair(q)
+                           ? bias_act2<T, A, kFold, E::kPolyEvery != 0>(h[q], hbv[q / 2])
+                           : bias_act2<T, A, kFold>(h[q], hbv[q / 2]);
+            };
+            a[t][2 * hh] = act_pair(2 * j);
+            a[t][2 * hh + 1] = act_pair(2 * j + 1);
           } else if constexpr (kHalfBias) {
             a[t][2 * hh] = bias_act2<T, A, kFold>(pack2<T>(d[4 * j], d[4 * j + 1]), hbv[j]);
             a[t][2 * hh + 1] = bias_act2<T, A, kFold>(pack2<T>(d[4 * j + 2], d[4 * j + 3]), hbv[j]);

@@ -100,6 +100,34 @@ struct FusedEpilogue {
                                    (A == Activation::kGeluTanh && (W == 48 || W == 64)));
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
+  // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
+  // the tanh: every kPolyEvery-th pair of a layer's, or none (0). Guess: the MUFU bounds these
+  // epilogues (busy two thirds of the 16 and 48 wide kernels, issue under half), so moving some
+  // of its work to the FMA pipes pays until the two balance. Look, two alternating rounds, a
+  // million rows, 5 layers fp16, us, none / every 4th / 5th / 6th / 8th / 2nd:
+  // - GELU: 16 wide 28.1 / 27.4 / 27.3-27.4 / 27.6-27.8 / 27.6 / 27.8-28.3; 32 wide 51.8-52.3
+  //   / 51.0-51.1 / 50.5-50.6 / 51.0 / 50.6; 48 wide 81.0-81.4 / 78.0-78.5 / 79.5 / 77.9-78.3 /
+  //   81.7-81.9 / 82.0-83.3; 64 wide 104.2-105.1 / 100.8-100.9 / 101.3 / 103.1 / 103.3 /
+  //   107.8-108.1; 96 wide 242.8-244.3 / 230.9-228.8 / 237.7-238.8 / 234.8-235.9 / 237.9-238.0;
+  //   128 wide 292.8-297.6 / 279.9-280.2 / 276.6-277.5 / 275.7-276.6 / 277.3-277.5;
+  // - SiLU: 16 wide 27.2 / 26.5-26.6 / 26.5-26.6 / 26.7-26.8 / 26.8 / 28.0-28.4; 32 wide 50.1
+  //   for each; 48 wide 78.5-78.7 / 73.6-74.2 / 74.7-75.1 / 74.8-75.1 / 76.6-77.1 / 82.1-82.3;
+  //   64 wide 101.6-101.8 / 101.6-102.1 / 99.6 / 100.8-101.0 / 100.8-101.2 / 110.0-110.2; 96
+  //   wide 239.2-239.3 / 238.5-239.6 / 240.8-242.0 / 247.7-249.4 / 233.8-235.6; 128 wide 264.9
+  //   / 257.8-257.9 / 258.6-259.4 / 265.0-279.4 / 262.1-262.5.
+  // Half the pairs is too many everywhere: the FMA pipes and the issue slots become the bound.
+  static constexpr int kPolyEvery = !kFold                       ? 0
+                                    : A == Activation::kGeluTanh ? (W == 32    ? 8
+                                                                    : W == 128 ? 6
+                                                                               : 4)
+                                    : W == 32                    ? 0
+                                    : W == 64                    ? 5
+                                    : W == 96                    ? 8
+                                                                 : 4;
+  // Whether pair q of a layer's (2 j + i: rows r, r + 8 of chunk j) takes act_poly_f16x2.
+  static constexpr bool poly_pair(int q) {
+    return kPolyEvery > 0 && q % (kPolyEvery > 0 ? kPolyEvery : 1) == kPolyEvery - 1;
+  }
 
   // The factors on layer l's weights and biases (kFold). GELU: the layers before the last
   // give z = x / s (1 / s on weights and biases) and emit 2 GELU / s (s / 2 on the next layer's
@@ -164,6 +192,47 @@ __device__ __forceinline__ uint32_t act_f16x2(uint32_t y) {
   return y;
 }
 
+// The folded activations of act_f16x2 (kFolded) without the tanh, in f16x2 FMAs: nine
+// instructions and two logic ones for a pair where act_f16x2 takes three and one tanh, which
+// costs the MUFU two fp32 tanhs' time. Some pairs take this form where the MUFU bounds the
+// kernel (FusedEpilogue::kPolyEvery). Both activations are 2 relu(y) - r(|y|) with
+// r(a) = a (1 - tanh(u(a))), a bump that has fallen to 1e-4 (GELU) and 1e-3 (SiLU) at a = c:
+// r(a) ~ a Q(v) with v = min(a, c) (2 / c) - 1 in [-1, 1], where the fp16 evaluation is well
+// conditioned. scripts/fit_act_poly.py fits Q (weighted least squares, each coefficient rounded
+// to fp16 before the rest are refitted) and measures the result over every fp16 input in the
+// fp16 arithmetic below: largest absolute error GELU 9.8e-4 (mean 8.7e-5), SiLU 2.7e-3 (mean
+// 3.2e-4), where act_f16x2 with an exactly rounded tanh has 1.2e-3 (5.5e-5) and 2.9e-3 (2.2e-4).
+// GELU: y = z, u(a) = a (a^2 + c0 s), c = 1.35, Q of degree 6. SiLU: y = hx, u(a) = a, c = 4.5,
+// Q of degree 8.
+template <Activation A>
+__device__ __forceinline__ uint32_t act_poly_f16x2(uint32_t y) {
+  static_assert(A == Activation::kGeluTanh || A == Activation::kSilu);
+  constexpr bool kGelu = A == Activation::kGeluTanh;
+  // Q's degree: one lower (5 and 7; max errors 1.8e-3 and 2.9e-3) measured 1-3% faster but
+  // doubled the end-to-end error (8 layers of 48 wide GELU 2.0e-3 -> 5.0e-3, at fp16's tolerance).
+  constexpr int kDegree = kGelu ? 6 : 8;
+  // -Q's coefficients, v^0 first, as fp16 bits (scripts/fit_act_poly.py).
+  constexpr uint16_t kGeluQ[] = {0xA91E, 0x3278, 0xB6E5, 0x370A, 0xAF7F, 0xB07E, 0x2D87};
+  constexpr uint16_t kSiluQ[] = {0xA5A8, 0x2E47, 0xB2B5, 0x34CB, 0xB5B7,
+                                 0x34BC, 0xA252, 0xB226, 0x2E60};
+  const auto pair = [](uint32_t h) { return h * 0x10001u; };
+  const auto q = [&](int i) { return pair(kGelu ? kGeluQ[i] : kSiluQ[i]); };
+  const uint32_t cap = pair(kGelu ? 0x3D66 : 0x4480);    // c: 1.3496, 4.5
+  const uint32_t scale = pair(kGelu ? 0x3DED : 0x371C);  // 2 / c: 1.4814, 0.44434
+  const uint32_t minus_one = 0xBC00BC00u;
+  uint32_t a, t, v, p;
+  asm("and.b32 %0, %1, 0x7FFF7FFF;" : "=r"(a) : "r"(y));
+  asm("add.rn.f16x2 %0, %1, %2;" : "=r"(t) : "r"(y), "r"(a));  // 2 relu(y), exactly
+  asm("min.f16x2 %0, %1, %2;" : "=r"(a) : "r"(a), "r"(cap));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(scale), "r"(minus_one));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(q(kDegree)), "r"(v), "r"(q(kDegree - 1)));
+#pragma unroll
+  for (int i = kDegree - 2; i >= 0; --i)
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(p), "r"(v), "r"(q(i)));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(a), "r"(p), "r"(t));
+  return y;
+}
+
 // The same activations in fp32 on a value whose factors were folded in (FusedEpilogue::kFold32):
 // GELU-tanh takes z = x / s and returns z + z tanh(z (z^2 + c0 s)) = 2 GELU / s; SiLU takes hx = x
 // / 2.
@@ -180,12 +249,15 @@ __device__ __forceinline__ float act_folded_f32(float z) {
 
 // The activation A alone on a pair of fp16 values whose biases the accumulator already holds
 // (FusedEpilogue::kBiasInAcc): ReLU as a max, GELU-tanh and SiLU by act_f16x2.
-template <Activation A, bool kFolded = false>
+template <Activation A, bool kFolded = false, bool kPoly = false>
 __device__ __forceinline__ uint32_t act2_f16(uint32_t x) {
   if constexpr (A == Activation::kRelu) {
     uint32_t y;
     asm("max.f16x2 %0, %1, %2;" : "=r"(y) : "r"(x), "r"(0u));
     return y;
+  } else if constexpr (kPoly && (A == Activation::kGeluTanh || A == Activation::kSilu)) {
+    static_assert(kFolded);
+    return act_poly_f16x2<A>(x);
   } else if constexpr (A == Activation::kGeluTanh || A == Activation::kSilu) {
     return act_f16x2<A, kFolded>(x);
   } else {
@@ -198,7 +270,7 @@ __device__ __forceinline__ uint32_t act2_f16(uint32_t x) {
 // two fp32 adds ahead of the conversion and the fp32 activation, a third to a half of the
 // instructions. The sum is rounded twice (the accumulator to 16 bits, then the sum), a
 // half-unit more than one rounding at most.
-template <typename T, Activation A, bool kFolded = false>
+template <typename T, Activation A, bool kFolded = false, bool kPoly = false>
 __device__ __forceinline__ uint32_t bias_act2(uint32_t x, uint32_t b) {
   constexpr bool kHalf = std::is_same_v<T, __half>;
   const uint32_t one = kHalf ? 0x3C003C00u : 0x3F803F80u;
@@ -216,6 +288,10 @@ __device__ __forceinline__ uint32_t bias_act2(uint32_t x, uint32_t b) {
     asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(x), "r"(one), "r"(b));
   if constexpr (A == Activation::kGeluTanh || A == Activation::kSilu) {
     static_assert(kHalf, "16-bit activations in fp16 only");
+    if constexpr (kPoly) {
+      static_assert(kFolded);
+      return act_poly_f16x2<A>(y);
+    }
     return act_f16x2<A, kFolded>(y);
   }
   return y;
