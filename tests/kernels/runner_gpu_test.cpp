@@ -373,6 +373,10 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       EXPECT_NE(r.kernel_path.find("wgmma"), std::string::npos) << r.kernel_path;
       const char* acc = k.dtype == D::kFp16 ? "fp16 accumulators" : "fp32 accumulators";
       EXPECT_NE(r.kernel_path.find(acc), std::string::npos) << r.kernel_path;
+      // fp16 GELU and SiLU take some pairs by polynomial (none for 32-wide SiLU); the plan says
+      const bool poly = k.dtype == D::kFp16 && k.widths.size() > 2 &&
+                        (k.act == A::kGeluTanh || (k.act == A::kSilu && k.widths[0] != 32));
+      EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
     }
   }
 }

@@ -847,6 +847,25 @@ KernelFn pick(DType dtype, Activation act, int width) {
   return f;
 }
 
+// One activated pair in this many takes the polynomial instead of the tanh (0: none), for the
+// run's plan (FusedEpilogue::kPolyEvery).
+template <int W>
+int poly_every_width(DType dtype, Activation act) {
+  int n = 0;
+  if (dtype == DType::kFp16)
+    dispatch_activation(act, [&]<Activation A>() { n = FusedEpilogue<__half, A, W>::kPolyEvery; });
+  return n;
+}
+
+int poly_every(DType dtype, Activation act, int width) {
+  return width == 16    ? poly_every_width<16>(dtype, act)
+         : width == 32  ? poly_every_width<32>(dtype, act)
+         : width == 48  ? poly_every_width<48>(dtype, act)
+         : width == 96  ? poly_every_width<96>(dtype, act)
+         : width == 128 ? poly_every_width<128>(dtype, act)
+                        : poly_every_width<64>(dtype, act);
+}
+
 }  // namespace
 
 struct FusedMlpSm90::State {
@@ -942,8 +961,14 @@ std::string FusedMlpSm90::describe() const {
                                  : "";
   // fp16 kernels accumulate in fp16 (kF16Acc), bf16 ones in fp32.
   const char* acc = config_.dtype == DType::kFp16 ? "fp16" : "fp32";
-  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + acc + " accumulators, " +
-         std::to_string(s.threads / 128) + " warpgroups x " + std::to_string(s.blocks) + " blocks";
+  const bool activates = s.weights.size() > 1 || s.act_out;
+  const int poly = activates ? poly_every(config_.dtype, config_.activation, s.width) : 0;
+  const std::string act =
+      poly ? ", 1 activated pair in " + std::to_string(poly) + " by polynomial, the rest by tanh"
+           : "";
+  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + acc + " accumulators" + act +
+         ", " + std::to_string(s.threads / 128) + " warpgroups x " + std::to_string(s.blocks) +
+         " blocks";
 }
 
 void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {

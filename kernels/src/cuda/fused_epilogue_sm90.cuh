@@ -102,20 +102,17 @@ struct FusedEpilogue {
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
   // the tanh: every kPolyEvery-th pair of a layer's, or none (0). Guess: the MUFU bounds these
-  // epilogues (busy two thirds of the 16 and 48 wide kernels, issue under half), so moving some
-  // of its work to the FMA pipes pays until the two balance. Look, two alternating rounds, a
-  // million rows, 5 layers fp16, us, none / every 4th / 5th / 6th / 8th / 2nd:
-  // - GELU: 16 wide 28.1 / 27.4 / 27.3-27.4 / 27.6-27.8 / 27.6 / 27.8-28.3; 32 wide 51.8-52.3
-  //   / 51.0-51.1 / 50.5-50.6 / 51.0 / 50.6; 48 wide 81.0-81.4 / 78.0-78.5 / 79.5 / 77.9-78.3 /
-  //   81.7-81.9 / 82.0-83.3; 64 wide 104.2-105.1 / 100.8-100.9 / 101.3 / 103.1 / 103.3 /
-  //   107.8-108.1; 96 wide 242.8-244.3 / 230.9-228.8 / 237.7-238.8 / 234.8-235.9 / 237.9-238.0;
-  //   128 wide 292.8-297.6 / 279.9-280.2 / 276.6-277.5 / 275.7-276.6 / 277.3-277.5;
-  // - SiLU: 16 wide 27.2 / 26.5-26.6 / 26.5-26.6 / 26.7-26.8 / 26.8 / 28.0-28.4; 32 wide 50.1
-  //   for each; 48 wide 78.5-78.7 / 73.6-74.2 / 74.7-75.1 / 74.8-75.1 / 76.6-77.1 / 82.1-82.3;
-  //   64 wide 101.6-101.8 / 101.6-102.1 / 99.6 / 100.8-101.0 / 100.8-101.2 / 110.0-110.2; 96
-  //   wide 239.2-239.3 / 238.5-239.6 / 240.8-242.0 / 247.7-249.4 / 233.8-235.6; 128 wide 264.9
-  //   / 257.8-257.9 / 258.6-259.4 / 265.0-279.4 / 262.1-262.5.
-  // Half the pairs is too many everywhere: the FMA pipes and the issue slots become the bound.
+  // epilogues (busy two thirds of the 16 and 48 wide kernels, the issue slots under half), so
+  // moving some of its work to the FMA pipes pays until the two balance. Look, two alternating
+  // rounds, a million rows, 5 layers fp16, us, none / every 4th / 5th / 6th / 8th pair: GELU 16
+  // wide 28.1 / 27.4 / 27.3-27.4 / 27.6-27.8 / 27.6, 32 wide 51.8-52.3 / 51.0-51.1 / 50.5-50.6 /
+  // 51.0 / 50.6, 48 wide 81.0-81.4 / 78.0-78.5 / 79.5 / 77.9-78.3 / 81.7-81.9, 128 wide
+  // 292.8-297.6 / 279.9-280.2 / 276.6-277.5 / 275.7-276.6 / 277.3-277.5; SiLU 48 wide 78.5-78.7 /
+  // 73.6-74.2 / 74.7-75.1 / 74.8-75.1 / 76.6-77.1, 64 wide 101.6-101.8 / 101.6-102.1 / 99.6 /
+  // 100.8-101.0 / 100.8-101.2, 96 wide 239.2-239.3 / 238.5-239.6 / 240.8-242.0 / 247.7-249.4 /
+  // 233.8-235.6, 32 wide 50.1 for each (every width and activation: docs/kernels.md). Every 2nd
+  // pair was slower everywhere (16 wide SiLU 28.0-28.4, 64 wide 110.0-110.2): the FMA pipes and
+  // the issue slots become the bound.
   static constexpr int kPolyEvery = !kFold                       ? 0
                                     : A == Activation::kGeluTanh ? (W == 32    ? 8
                                                                     : W == 128 ? 6
@@ -200,8 +197,8 @@ __device__ __forceinline__ uint32_t act_f16x2(uint32_t y) {
 // r(a) ~ a Q(v) with v = min(a, c) (2 / c) - 1 in [-1, 1], where the fp16 evaluation is well
 // conditioned. scripts/fit_act_poly.py fits Q (weighted least squares, each coefficient rounded
 // to fp16 before the rest are refitted) and measures the result over every fp16 input in the
-// fp16 arithmetic below: largest absolute error GELU 9.8e-4 (mean 8.7e-5), SiLU 2.7e-3 (mean
-// 3.2e-4), where act_f16x2 with an exactly rounded tanh has 1.2e-3 (5.5e-5) and 2.9e-3 (2.2e-4).
+// fp16 arithmetic below: largest absolute error GELU 9.8e-4 (mean 4.5e-5), SiLU 2.7e-3 (mean
+// 1.9e-4), where act_f16x2 with an exactly rounded tanh has 1.2e-3 (2.0e-5) and 2.9e-3 (7.7e-5).
 // GELU: y = z, u(a) = a (a^2 + c0 s), c = 1.35, Q of degree 6. SiLU: y = hx, u(a) = a, c = 4.5,
 // Q of degree 8.
 template <Activation A>
