@@ -178,6 +178,8 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 1000003, std::vector<int64_t>(3, 16), true, D::kFp16, A::kRelu), fused},
       {"16 wide fp16 GELU: the halving folded into the weights in shared memory",
        make(K::kMlp, 303, std::vector<int64_t>(4, 16), true, D::kFp16, A::kGeluTanh), fused},
+      {"16 wide fp16 SiLU: six warpgroups, each stage of two refilled many times",
+       make(K::kMlp, 1000003, std::vector<int64_t>(3, 16), true, D::kFp16, A::kSilu), fused},
       {"32 wide: packed 2 to a row, a tail of 1",
        make(K::kMlp, 301, std::vector<int64_t>(4, 32), true, D::kFp16, A::kSilu), fused},
       {"64 wide, more tiles than warpgroups: each takes several in turn",

@@ -47,10 +47,29 @@ namespace fusionscope::kernels::detail {
 constexpr bool deep16(int width, bool light) {
   return width == 16 && light;
 }
+// 16 wide with GELU or SiLU: bound by the latency of its layers, not by its units (Nsight Compute
+// after the polynomial: MUFU 54%, fp16 pipe 52%, issue slots 57%, 1.07 warps eligible a cycle),
+// so six warpgroups of two stages each where the others have four of three (the same shared
+// memory, 80 registers a thread: no spills). Two alternating rounds, a million rows, us, four
+// warpgroups / six: fp16 GELU 5 layers 27.3-27.4 -> 26.5-26.6, 8 layers 39.4-39.5 -> 36.1-36.2,
+// 3 layers 25.2-25.3 -> 25.5; SiLU 5 layers 26.4 -> 26.5, 16 layers (two kernels) 75.8 ->
+// 71.3-71.5, 2 layers 24.7 -> 25.0, 4 M rows 94.3-94.4 -> 94.4-94.5; 128 K rows GELU 7.3 both;
+// bf16 GELU 33.9-34.0 -> 33.7-33.8, SiLU 29.8-29.9 -> 28.7-28.9. Six warpgroups of three stages
+// measured between (GELU 27.6, SiLU 27.0). At 32 and 48 wide, six warpgroups of two stages were
+// mixed (8 layers of GELU 4-5% faster, 48 wide bf16 GELU 109.2-109.7 -> 100.5-101.0, but 48
+// wide SiLU 74.0-74.1 -> 75.1-75.2, 128 K rows 5-10% slower), so not there.
+constexpr bool wide16(int width, bool light) {
+  return width == 16 && !light;
+}
 // Tiles in a warpgroup's ring of stages (its loads run kStages - 1 tiles ahead): two at 96 and 128
-// wide, where the weights fill the shared memory, five at 16 wide with a light epilogue.
+// wide, where the weights fill the shared memory, and at 16 wide with GELU or SiLU (wide16), five
+// at 16 wide with a light epilogue.
 constexpr int fused_stages(int width, bool light) {
-  return width > 64 ? 2 : deep16(width, light) ? 5 : 3;
+  return width > 64 || wide16(width, light) ? 2 : deep16(width, light) ? 5 : 3;
+}
+// Warpgroups a block: two at 96 and 128 wide, six at 16 wide with GELU or SiLU, four otherwise.
+constexpr int fused_warpgroups(int width, bool light) {
+  return width > 64 ? 2 : wide16(width, light) ? 6 : 4;
 }
 // Which kernels take every tile but their first feeds from the counter (kDynamicRounds): every
 // width up to 64 (at 96 and 128 the layers bound the pass and two rounds are claimed).
@@ -76,7 +95,7 @@ struct FusedMlpSm90Geometry {
   static constexpr int kWeightRows = kPacked ? W : kCols;
   static constexpr int kWeightChunks = (kPacked ? W : kCols) / 8;  // 16-byte chunks copied a row
   static constexpr uint32_t kLayerBytes = kWeightRows * kCols * 2;
-  static constexpr int kWarpgroups = kCols == 128 ? 2 : 4;
+  static constexpr int kWarpgroups = fused_warpgroups(W, kLight);
   static constexpr int kThreads = 128 * kWarpgroups;
   // Input stages a warpgroup: two tiles ahead (one at 128 wide, for room). 16 wide with ReLU or
   // no activation (kDeep16) is bound by the bytes in flight, not by its layers: it keeps four
@@ -365,7 +384,7 @@ __device__ __forceinline__ float2 bias_pair(const uint8_t* biases, int c) {
 #endif  // FS_SM90A
 
 template <typename T, Activation A, int W>
-__global__ void __launch_bounds__(Geometry<W>::kThreads, 1)
+__global__ void __launch_bounds__(Geometry<W, light(A)>::kThreads, 1)
     fused_mlp_sm90_kernel(const __grid_constant__ CUtensorMap tmap_in,
                           const __grid_constant__ CUtensorMap tmap_out,
                           const __grid_constant__ CUtensorMap tmap_tail_in,
@@ -918,7 +937,7 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.dense = s.width == 48 || s.width == 96;
   s.kernel = pick(c.dtype, c.activation, s.width);
   s.smem = smem_bytes(s.width, c.activation, layers);
-  s.threads = s.cols == 128 ? Geometry<128>::kThreads : Geometry<64>::kThreads;
+  s.threads = 128 * static_cast<unsigned>(fused_warpgroups(s.width, light(c.activation)));
   // The attribute belongs to the kernel, which MLPs of other depths (the segments of a deeper
   // one, or other MLPs of this process) launch too: allow the device's maximum, never less than
   // one of them needs.
@@ -936,8 +955,11 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.full_tiles = static_cast<uint32_t>((s.packed_rows + 63) / 64);
   const uint64_t tiles = uint64_t{s.full_tiles} + (s.tail ? 1 : 0);
   const uint64_t warpgroups = s.threads / 128;
-  s.blocks = static_cast<unsigned>(
-      std::min<uint64_t>(static_cast<uint64_t>(sms), (tiles + warpgroups - 1) / warpgroups));
+  // A block on every SM while there are as many tiles, though some of its warpgroups may get
+  // none: tiles are dealt warpgroup-major (the kernel's first), so the SMs share them evenly. Fewer
+  // blocks, all of their warpgroups busy, left SMs idle (six warpgroups a block at 16 wide, 128 K
+  // rows: 86 of 132 SMs, 8.3 us against 7.3).
+  s.blocks = static_cast<unsigned>(std::min<uint64_t>(static_cast<uint64_t>(sms), tiles));
   const uint64_t workers = uint64_t{s.blocks} * warpgroups;
   // Every tile claimed but the first feeds (kDynamicRounds).
   const uint64_t first_feeds = uint64_t(fused_stages(s.width, light(c.activation)) - 1) * workers;
