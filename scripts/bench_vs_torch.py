@@ -18,6 +18,8 @@ least TARGET_POST x torch.compile on geglu-post, fully-fused at least 7x eager o
   python3 scripts/bench_vs_torch.py --bench build/bench/kernels/kernels_bench \
       --preset geglu-post --preset mlp-narrow --preset linear-post
 
+--config adds an MLP of one's own (kernels_bench's --config JSON), timed and checked the same way.
+
 --sweep runs the gated shapes of SWEEP (rows 1024-16384, dim 768-4096, hidden 3000-14336, bf16
 and fp16, gelu-tanh and silu; --only picks some; --shape adds one's own, with or without
 --sweep) with PyTorch eager, torch.compile and our eager ("our eag", the same cuBLAS GEMMs as
@@ -326,14 +328,15 @@ def setup_ours(ours, cfg, variants, pin="", check_rows=0):
 
 
 def presets_mode(args, l2, ours):
-    presets = args.preset or ["geglu-post", "mlp-narrow", "linear-post"]
+    presets = args.preset or ([] if args.config else ["geglu-post", "mlp-narrow", "linear-post"])
     preset_args = sum((["--preset", p] for p in presets), [])
+    preset_args += sum((["--config", c] for c in args.config or []), [])
     cfgs = [json.loads(line) for line in subprocess.run(
         [args.bench, "--print-config", *preset_args], check=True, capture_output=True,
         text=True).stdout.splitlines() if line.strip()]
     report, failed = [], False
     for cfg in cfgs:
-        print(f"\n{cfg['name']}: {cfg['kind']} {cfg['rows']} x {cfg['widths']} {cfg['dtype']} "
+        print(f"\n{cfg['name'] or 'config'}: {cfg['kind']} {cfg['rows']} x {cfg['widths']} {cfg['dtype']} "
               f"{cfg['activation']}, bias={cfg['bias']}")
         torch.manual_seed(0)
         model = build(cfg)
@@ -499,6 +502,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", required=True, help="path of the kernels_bench program")
     ap.add_argument("--preset", action="append", help="presets (default: the three targets)")
+    ap.add_argument("--config", action="append", metavar="JSON",
+                    help="an MLP of one's own, as kernels_bench --config takes it, timed and "
+                         "checked as the presets are (no target)")
     ap.add_argument("--sweep", action="store_true", help="the gated sweep with its targets")
     ap.add_argument("--dram", action="store_true",
                     help="with --sweep: DRAM bytes per forward pass through Nsight Compute")
@@ -545,7 +551,7 @@ def main():
         print("(no clock or power figures: nvidia-smi cannot sample this GPU)", file=sys.stderr)
     report, failed = {}, False
     try:
-        if args.preset or not (args.sweep or args.shape):
+        if args.preset or args.config or not (args.sweep or args.shape):
             report["presets"], f = presets_mode(args, l2, ours)
             failed |= f
         if args.sweep or args.shape:
