@@ -196,25 +196,29 @@ constexpr bool max_layers_fit() {
 static_assert(max_layers_fit<16>() && max_layers_fit<32>() && max_layers_fit<48>() &&
               max_layers_fit<64>() && max_layers_fit<96>() && max_layers_fit<128>());
 
-template <int W>
-size_t smem_bytes(Activation act, int layers) {
-  return light(act) ? smem_bytes<W, true>(layers) : smem_bytes<W, false>(layers);
-}
-size_t smem_bytes(int width, Activation act, int layers) {
+// f.template operator()<W>() for the kernels' width W (applies() admits no other).
+template <typename F>
+auto dispatch_width(int width, F&& f) {
   switch (width) {
     case 16:
-      return smem_bytes<16>(act, layers);
+      return f.template operator()<16>();
     case 32:
-      return smem_bytes<32>(act, layers);
+      return f.template operator()<32>();
     case 48:
-      return smem_bytes<48>(act, layers);
+      return f.template operator()<48>();
     case 64:
-      return smem_bytes<64>(act, layers);
+      return f.template operator()<64>();
     case 96:
-      return smem_bytes<96>(act, layers);
+      return f.template operator()<96>();
     default:
-      return smem_bytes<128>(act, layers);
+      return f.template operator()<128>();
   }
+}
+
+size_t smem_bytes(int width, Activation act, int layers) {
+  return dispatch_width(width, [&]<int W>() {
+    return light(act) ? smem_bytes<W, true>(layers) : smem_bytes<W, false>(layers);
+  });
 }
 
 #ifdef FS_SM90A
@@ -856,33 +860,20 @@ KernelFn pick_width(DType dtype, Activation act) {
 }
 
 KernelFn pick(DType dtype, Activation act, int width) {
-  KernelFn f = width == 16    ? pick_width<16>(dtype, act)
-               : width == 32  ? pick_width<32>(dtype, act)
-               : width == 48  ? pick_width<48>(dtype, act)
-               : width == 96  ? pick_width<96>(dtype, act)
-               : width == 128 ? pick_width<128>(dtype, act)
-                              : pick_width<64>(dtype, act);
+  const KernelFn f = dispatch_width(width, [&]<int W>() { return pick_width<W>(dtype, act); });
   if (!f) throw CudaError("fully-fused (sm_90a): fp16 or bf16 only");
   return f;
 }
 
 // One activated pair in this many takes the polynomial instead of the tanh (0: none), for the
 // run's plan (FusedEpilogue::kPolyEvery).
-template <int W>
-int poly_every_width(DType dtype, Activation act) {
-  int n = 0;
-  if (dtype == DType::kFp16)
-    dispatch_activation(act, [&]<Activation A>() { n = FusedEpilogue<__half, A, W>::kPolyEvery; });
-  return n;
-}
-
 int poly_every(DType dtype, Activation act, int width) {
-  return width == 16    ? poly_every_width<16>(dtype, act)
-         : width == 32  ? poly_every_width<32>(dtype, act)
-         : width == 48  ? poly_every_width<48>(dtype, act)
-         : width == 96  ? poly_every_width<96>(dtype, act)
-         : width == 128 ? poly_every_width<128>(dtype, act)
-                        : poly_every_width<64>(dtype, act);
+  if (dtype != DType::kFp16) return 0;
+  return dispatch_width(width, [&]<int W>() {
+    int n = 0;
+    dispatch_activation(act, [&]<Activation A>() { n = FusedEpilogue<__half, A, W>::kPolyEvery; });
+    return n;
+  });
 }
 
 }  // namespace
