@@ -180,6 +180,10 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 303, std::vector<int64_t>(4, 16), true, D::kFp16, A::kGeluTanh), fused},
       {"16 wide fp16 SiLU: six warpgroups, each stage of two refilled many times",
        make(K::kMlp, 1000003, std::vector<int64_t>(3, 16), true, D::kFp16, A::kSilu), fused},
+      {"64 wide bf16 GELU: six warpgroups, each stage of two refilled several times",
+       make(K::kMlp, 200003, std::vector<int64_t>(3, 64), true, D::kBf16, A::kGeluTanh), fused},
+      {"48 wide bf16 SiLU: six warpgroups, dense rows, a partial last tile",
+       make(K::kMlp, 100003, std::vector<int64_t>(3, 48), true, D::kBf16, A::kSilu), fused},
       {"32 wide: packed 2 to a row, a tail of 1",
        make(K::kMlp, 301, std::vector<int64_t>(4, 32), true, D::kFp16, A::kSilu), fused},
       {"64 wide, more tiles than warpgroups: each takes several in turn",
@@ -363,8 +367,17 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       // enough tiles (about 7 a warpgroup) that each warpgroup refills stages it staged output in
       {1000003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kRelu},
       {1000003, std::vector<int64_t>(9, 16), true, D::kBf16, A::kNone},  // 8 layers: the most
+      // bf16 GELU and SiLU (fp32 epilogues): six warpgroups at 48 and 64 wide, four at 32, and
+      // four where there are few tiles
+      {300001, std::vector<int64_t>(6, 48), true, D::kBf16, A::kGeluTanh},
+      {65537, std::vector<int64_t>(4, 48), true, D::kBf16, A::kSilu},        // few tiles
+      {300001, std::vector<int64_t>(10, 64), true, D::kBf16, A::kGeluTanh},  // 8 + 1 layers
+      {300001, std::vector<int64_t>(6, 64), false, D::kBf16, A::kSilu},
+      {300001, std::vector<int64_t>(6, 64), true, D::kFp16, A::kSilu},
+      {65537, std::vector<int64_t>(6, 32), true, D::kBf16, A::kGeluTanh},
   };
-  const bool hopper = fk::query_device(0).cc_major == 9;
+  const fk::DeviceInfo device = fk::query_device(0);
+  const bool hopper = device.cc_major == 9;
   for (const Case& k : cases) {
     const fk::MlpConfig c = make(fk::MlpKind::kMlp, k.rows, k.widths, k.bias, k.dtype, k.act);
     SCOPED_TRACE(fk::describe(c));
@@ -379,6 +392,18 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       const bool poly = k.dtype == D::kFp16 && k.widths.size() > 2 &&
                         (k.act == A::kGeluTanh || (k.act == A::kSilu && k.widths[0] != 32));
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
+      // Six warpgroups where GELU or SiLU bound the kernel (16 and 64 wide, 48 wide in bf16; at
+      // 48 and 64 wide only with two rounds of tiles for six), two at 96 and 128 wide, four
+      // otherwise; the plan says which
+      const int64_t w = k.widths[0];
+      const bool heavy = k.act == A::kGeluTanh || k.act == A::kSilu;
+      const int64_t tiles = (k.rows / (w < 48 ? 64 / w : 1) + 63) / 64;  // 64-row tiles
+      const bool many = tiles >= 2 * 6 * int64_t{device.sm_count};
+      const bool six =
+          heavy && (w == 16 || (many && (w == 64 || (w == 48 && k.dtype == D::kBf16))));
+      const int warpgroups = w > 64 ? 2 : six ? 6 : 4;
+      EXPECT_NE(r.kernel_path.find(std::to_string(warpgroups) + " warpgroups x"), std::string::npos)
+          << r.kernel_path;
     }
   }
 }

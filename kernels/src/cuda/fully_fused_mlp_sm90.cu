@@ -42,34 +42,60 @@
 
 namespace fusionscope::kernels::detail {
 
+// What a layer's epilogue costs, by which a kernel's geometry is chosen: ReLU or none (light),
+// GELU or SiLU in f16x2 (fp16 kernels), GELU or SiLU in fp32 (bf16 kernels, fp32 accumulators).
+enum class EpiCost { kLight, kHalf, kFloat };
+constexpr EpiCost epi_cost(DType dtype, Activation act) {
+  return act == Activation::kRelu || act == Activation::kNone ? EpiCost::kLight
+         : dtype == DType::kFp16                              ? EpiCost::kHalf
+                                                              : EpiCost::kFloat;
+}
+
 // 16 wide with ReLU or no activation (a light epilogue): bound by the tiles in flight, not by its
 // layers, so it keeps more of them (the geometry's kStages).
-constexpr bool deep16(int width, bool light) {
-  return width == 16 && light;
+constexpr bool deep16(int width, EpiCost e) {
+  return width == 16 && e == EpiCost::kLight;
 }
-// 16 wide with GELU or SiLU: bound by the latency of its layers, not by its units (Nsight Compute
-// after the polynomial: MUFU 54%, fp16 pipe 52%, issue slots 57%, 1.07 warps eligible a cycle),
-// so six warpgroups of two stages each where the others have four of three (the same shared
-// memory, 80 registers a thread: no spills). Two alternating rounds, a million rows, us, four
+// Six warpgroups of two stages each where the others have four of three (the same shared memory,
+// 80 registers a thread: no spills) where the epilogue bounds the kernel: 16 and 64 wide with GELU
+// or SiLU, and 48 wide with them in fp32 (bf16). 16 wide GELU, after the polynomial, was bound by
+// the latency of its layers, not by its units (Nsight Compute: MUFU 54%, fp16 pipe 52%, issue
+// slots 57%, 1.07 warps eligible a cycle). Two alternating rounds, a million rows, us, four
 // warpgroups / six: fp16 GELU 5 layers 27.3-27.4 -> 26.5-26.6, 8 layers 39.4-39.5 -> 36.1-36.2,
 // 3 layers 25.2-25.3 -> 25.5; SiLU 5 layers 26.4 -> 26.5, 16 layers (two kernels) 75.8 ->
 // 71.3-71.5, 2 layers 24.7 -> 25.0, 4 M rows 94.3-94.4 -> 94.4-94.5; 128 K rows GELU 7.3 both;
 // bf16 GELU 33.9-34.0 -> 33.7-33.8, SiLU 29.8-29.9 -> 28.7-28.9. Six warpgroups of three stages
-// measured between (GELU 27.6, SiLU 27.0). At 32 and 48 wide, six warpgroups of two stages were
-// mixed (8 layers of GELU 4-5% faster, 48 wide bf16 GELU 109.2-109.7 -> 100.5-101.0, but 48
-// wide SiLU 74.0-74.1 -> 75.1-75.2, 128 K rows 5-10% slower), so not there.
-constexpr bool wide16(int width, bool light) {
-  return width == 16 && !light;
+// measured between (GELU 27.6, SiLU 27.0). Wider, three alternating rounds, 5 layers unless said:
+// bf16 64 wide GELU 138.2-139.4 -> 123.0-124.1 (8 layers 218.6-220.1 -> 196.8-198.1, 128 K rows
+// 21.3-21.5 -> 20.5-21.3), SiLU 118.7-119.0 -> 106.7-107.2 (2 layers 93.9-94.1 -> 94.1-94.2);
+// 48 wide GELU 108.1-108.9 -> 99.6 (8 layers 166.0-167.1 -> 157.8-159.9, 128 K rows 17.8-17.9
+// -> 17.5-17.6), SiLU 98.8-100.0 -> 86.2-86.7; fp16 64 wide GELU 102.4-102.5 -> 100.8-100.9 (8
+// layers 154.3-155.0 -> 152.5-152.8), SiLU 100.2-100.4 -> 95.7-95.8. Not where mixed: fp16 48
+// wide GELU 77.6-78.1 -> 76.5 but SiLU 73.5-73.8 -> 74.6-74.9 and 128 K rows of GELU 14.3 ->
+// 14.6-14.7; 32 wide bf16 GELU 67.6-68.4 -> 66.1-66.3 but SiLU 55.3-55.4 -> 56.1-56.2 and 128 K
+// rows of SiLU 11.9 -> 14.1-14.2, fp16 level.
+constexpr bool six_warpgroups(int width, EpiCost e) {
+  return e != EpiCost::kLight &&
+         (width == 16 || width == 64 || (width == 48 && e == EpiCost::kFloat));
 }
+// But four of three at 48 and 64 wide where there are fewer tiles than kFewRounds rounds of six
+// warpgroups on every SM (a kernel of each is built). Three alternating rounds, 5 layers, us,
+// four warpgroups / six: 64 K rows of 48 wide bf16 SiLU (1.3 tiles a warpgroup of six)
+// 10.2-10.3 -> 11.6-11.7 (level with this rule); above the line, 110 K rows of 48 wide bf16
+// GELU 16.7-16.8 -> 16.0-16.1, 128 K rows of 64 wide fp16 SiLU 17.0-17.2 -> 15.4-16.4.
+constexpr bool four_when_few(int width) {
+  return width == 48 || width == 64;
+}
+constexpr uint64_t kFewRounds = 2;
 // Tiles in a warpgroup's ring of stages (its loads run kStages - 1 tiles ahead): two at 96 and 128
-// wide, where the weights fill the shared memory, and at 16 wide with GELU or SiLU (wide16), five
-// at 16 wide with a light epilogue.
-constexpr int fused_stages(int width, bool light) {
-  return width > 64 || wide16(width, light) ? 2 : deep16(width, light) ? 5 : 3;
+// wide, where the weights fill the shared memory, and with six warpgroups, five at 16 wide with a
+// light epilogue.
+constexpr int fused_stages(int width, EpiCost e, bool six) {
+  return width > 64 || six ? 2 : deep16(width, e) ? 5 : 3;
 }
-// Warpgroups a block: two at 96 and 128 wide, six at 16 wide with GELU or SiLU, four otherwise.
-constexpr int fused_warpgroups(int width, bool light) {
-  return width > 64 ? 2 : wide16(width, light) ? 6 : 4;
+// Warpgroups a block: two at 96 and 128 wide, six with six_warpgroups, four otherwise.
+constexpr int fused_warpgroups(int width, bool six) {
+  return width > 64 ? 2 : six ? 6 : 4;
 }
 // Which kernels take every tile but their first feeds from the counter (kDynamicRounds): every
 // width up to 64 (at 96 and 128 the layers bound the pass and two rounds are claimed).
@@ -77,9 +103,9 @@ constexpr bool claims_every_tile(int width) {
   return width <= 64;
 }
 
-// The kernel's geometry for layers W wide, kLight when the epilogue is ReLU or none (outside the
-// anonymous namespace: members a width does not use are no warning).
-template <int W, bool kLight = false>
+// The kernel's geometry for layers W wide with epilogues costing E, in six warpgroups or not
+// (outside the anonymous namespace: members a width does not use are no warning).
+template <int W, EpiCost E = EpiCost::kHalf, bool kSix = six_warpgroups(W, E)>
 struct FusedMlpSm90Geometry {
   static constexpr bool kPacked = W == 16 || W == 32;        // rows packed 4 or 2 to a row
   static constexpr bool kDense = W == 48 || W == 96;         // rows as they are, weights padded
@@ -95,7 +121,7 @@ struct FusedMlpSm90Geometry {
   static constexpr int kWeightRows = kPacked ? W : kCols;
   static constexpr int kWeightChunks = (kPacked ? W : kCols) / 8;  // 16-byte chunks copied a row
   static constexpr uint32_t kLayerBytes = kWeightRows * kCols * 2;
-  static constexpr int kWarpgroups = fused_warpgroups(W, kLight);
+  static constexpr int kWarpgroups = fused_warpgroups(W, kSix);
   static constexpr int kThreads = 128 * kWarpgroups;
   // Input stages a warpgroup: two tiles ahead (one at 128 wide, for room). 16 wide with ReLU or
   // no activation (kDeep16) is bound by the bytes in flight, not by its layers: it keeps four
@@ -105,8 +131,8 @@ struct FusedMlpSm90Geometry {
   // 26.7-26.8 -> 25.0, 2 M rows 52.7-52.8 -> 51.1-51.3, 4 M rows 100.2-100.4 -> 99.5-99.7; 8
   // layers level. GELU at 16 wide (compute-bound) and 32 wide measured 3% and 0.5% slower with a
   // fourth stage.
-  static constexpr bool kDeep16 = deep16(W, kLight);
-  static constexpr int kStages = fused_stages(W, kLight);
+  static constexpr bool kDeep16 = deep16(W, E);
+  static constexpr int kStages = fused_stages(W, E, kSix);
   // The output staged in its input's stage.
   static constexpr bool kStageInSlot = kCols == 128 || kDeep16;
   static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
@@ -117,11 +143,10 @@ struct FusedMlpSm90Geometry {
 
 namespace {
 
-template <int W, bool kLight = false>
-using Geometry = FusedMlpSm90Geometry<W, kLight>;
-constexpr bool light(Activation a) {
-  return a == Activation::kRelu || a == Activation::kNone;
-}
+template <int W, EpiCost E = EpiCost::kHalf, bool kSix = six_warpgroups(W, E)>
+using Geometry = FusedMlpSm90Geometry<W, E, kSix>;
+template <typename T, Activation A>
+constexpr EpiCost kEpiCost = epi_cost(std::is_same_v<T, __half> ? DType::kFp16 : DType::kBf16, A);
 
 struct Params {
   const void* weights[FusedMlpSm90::kMaxLayers];
@@ -174,24 +199,30 @@ constexpr uint32_t kNoTail = ~0u;
 // 191.7-193.3 but SiLU 287.7-288.5 -> 289.4-289.9, and 128 GELU 324.9-326.9 -> 326.7-365.1.
 constexpr uint64_t kDynamicRounds = 2;
 
-template <int W, bool kLight>
+template <int W, EpiCost E, bool kSix>
 constexpr size_t smem_bytes(int layers) {
-  using G = Geometry<W, kLight>;
+  using G = Geometry<W, E, kSix>;
   return size_t{1024} + size_t(layers) * G::kLayerBytes +
          size_t{G::kWarpgroups} * G::kPerWarpgroup + size_t(layers) * G::kCols * G::kBiasBytes +
          size_t{G::kWarpgroups} * G::kStages * (8 + 4);  // barriers, then tile numbers
 }
 // fused_sm90_max_layers (buffers.h), by which the planner cuts deep MLPs into kernels, is what
 // fits the smallest opt-in limit of a Hopper GPU (227 KB).
-template <int W, bool kLight>
+template <int W, EpiCost E, bool kSix>
 constexpr bool max_layers_fit() {
   constexpr int n = fused_sm90_max_layers(W);
-  return smem_bytes<W, kLight>(n) <= kFusedSmemLimit &&
-         (n == FusedMlpSm90::kMaxLayers || smem_bytes<W, kLight>(n + 1) > kFusedSmemLimit);
+  return smem_bytes<W, E, kSix>(n) <= kFusedSmemLimit &&
+         (n == FusedMlpSm90::kMaxLayers || smem_bytes<W, E, kSix>(n + 1) > kFusedSmemLimit);
+}
+template <int W, EpiCost E>
+constexpr bool max_layers_fit() {
+  return max_layers_fit<W, E, six_warpgroups(W, E)>() &&
+         (!six_warpgroups(W, E) || !four_when_few(W) || max_layers_fit<W, E, false>());
 }
 template <int W>
 constexpr bool max_layers_fit() {
-  return max_layers_fit<W, false>() && max_layers_fit<W, true>();
+  return max_layers_fit<W, EpiCost::kLight>() && max_layers_fit<W, EpiCost::kHalf>() &&
+         max_layers_fit<W, EpiCost::kFloat>();
 }
 static_assert(max_layers_fit<16>() && max_layers_fit<32>() && max_layers_fit<48>() &&
               max_layers_fit<64>() && max_layers_fit<96>() && max_layers_fit<128>());
@@ -215,9 +246,19 @@ auto dispatch_width(int width, F&& f) {
   }
 }
 
-size_t smem_bytes(int width, Activation act, int layers) {
+size_t smem_bytes(int width, EpiCost e, bool six, int layers) {
   return dispatch_width(width, [&]<int W>() {
-    return light(act) ? smem_bytes<W, true>(layers) : smem_bytes<W, false>(layers);
+    const auto bytes = [&]<EpiCost E>() {
+      return six ? smem_bytes<W, E, true>(layers) : smem_bytes<W, E, false>(layers);
+    };
+    switch (e) {
+      case EpiCost::kLight:
+        return bytes.template operator()<EpiCost::kLight>();
+      case EpiCost::kHalf:
+        return bytes.template operator()<EpiCost::kHalf>();
+      default:
+        return bytes.template operator()<EpiCost::kFloat>();
+    }
   });
 }
 
@@ -387,14 +428,14 @@ __device__ __forceinline__ float2 bias_pair(const uint8_t* biases, int c) {
 
 #endif  // FS_SM90A
 
-template <typename T, Activation A, int W>
-__global__ void __launch_bounds__(Geometry<W, light(A)>::kThreads, 1)
+template <typename T, Activation A, int W, bool kSix>
+__global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kSix>::kThreads, 1)
     fused_mlp_sm90_kernel(const __grid_constant__ CUtensorMap tmap_in,
                           const __grid_constant__ CUtensorMap tmap_out,
                           const __grid_constant__ CUtensorMap tmap_tail_in,
                           const __grid_constant__ CUtensorMap tmap_tail_out, const Params p) {
 #ifdef FS_SM90A
-  using G = Geometry<W, light(A)>;
+  using G = Geometry<W, kEpiCost<T, A>, kSix>;
   constexpr int kCols = G::kCols, kStages = G::kStages;
   constexpr uint32_t kTileBytes = G::kTileBytes;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -849,18 +890,26 @@ __global__ void __launch_bounds__(Geometry<W, light(A)>::kThreads, 1)
 
 using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, Params);
 
+// The kernel for six warpgroups or not (six: what six_warpgroups says, or false where
+// four_when_few, the only other kernel built).
 template <int W>
-KernelFn pick_width(DType dtype, Activation act) {
+KernelFn pick_width(DType dtype, Activation act, bool six) {
   KernelFn f = nullptr;
   dispatch_activation(act, [&]<Activation A>() {
-    if (dtype == DType::kBf16) f = &fused_mlp_sm90_kernel<__nv_bfloat16, A, W>;
-    if (dtype == DType::kFp16) f = &fused_mlp_sm90_kernel<__half, A, W>;
+    const auto one = [&]<typename T>() -> KernelFn {
+      constexpr bool kSix = six_warpgroups(W, kEpiCost<T, A>);
+      if constexpr (kSix && four_when_few(W))
+        if (!six) return &fused_mlp_sm90_kernel<T, A, W, false>;
+      return &fused_mlp_sm90_kernel<T, A, W, kSix>;
+    };
+    if (dtype == DType::kBf16) f = one.template operator()<__nv_bfloat16>();
+    if (dtype == DType::kFp16) f = one.template operator()<__half>();
   });
   return f;
 }
 
-KernelFn pick(DType dtype, Activation act, int width) {
-  const KernelFn f = dispatch_width(width, [&]<int W>() { return pick_width<W>(dtype, act); });
+KernelFn pick(DType dtype, Activation act, int width, bool six) {
+  const KernelFn f = dispatch_width(width, [&]<int W>() { return pick_width<W>(dtype, act, six); });
   if (!f) throw CudaError("fully-fused (sm_90a): fp16 or bf16 only");
   return f;
 }
@@ -910,7 +959,9 @@ bool FusedMlpSm90::applies(const MlpConfig& c, int device) {
   if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
       cudaSuccess)
     return false;
-  return smem_bytes(static_cast<int>(w0), c.activation, layers) <= static_cast<size_t>(optin);
+  const EpiCost e = epi_cost(c.dtype, c.activation);
+  return smem_bytes(static_cast<int>(w0), e, six_warpgroups(static_cast<int>(w0), e), layers) <=
+         static_cast<size_t>(optin);
 }
 
 FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
@@ -926,9 +977,19 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.cols = s.width <= 64 ? 64 : 128;
   s.pack = s.width < 64 ? 64 / s.width : 1;
   s.dense = s.width == 48 || s.width == 96;
-  s.kernel = pick(c.dtype, c.activation, s.width);
-  s.smem = smem_bytes(s.width, c.activation, layers);
-  s.threads = 128 * static_cast<unsigned>(fused_warpgroups(s.width, light(c.activation)));
+  int sms = 0;
+  FS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  s.packed_rows = static_cast<uint64_t>(c.rows) / static_cast<uint64_t>(s.pack);
+  s.tail_row = static_cast<int>(s.packed_rows * static_cast<uint64_t>(s.pack));
+  s.tail = static_cast<uint64_t>(s.tail_row) < static_cast<uint64_t>(c.rows);
+  s.full_tiles = static_cast<uint32_t>((s.packed_rows + 63) / 64);
+  const uint64_t tiles = uint64_t{s.full_tiles} + (s.tail ? 1 : 0);
+  const EpiCost e = epi_cost(c.dtype, c.activation);
+  const bool few = four_when_few(s.width) && tiles < kFewRounds * 6 * static_cast<uint64_t>(sms);
+  const bool six = six_warpgroups(s.width, e) && !few;
+  s.kernel = pick(c.dtype, c.activation, s.width, six);
+  s.smem = smem_bytes(s.width, e, six, layers);
+  s.threads = 128 * static_cast<unsigned>(fused_warpgroups(s.width, six));
   // The attribute belongs to the kernel, which MLPs of other depths (the segments of a deeper
   // one, or other MLPs of this process) launch too: allow the device's maximum, never less than
   // one of them needs.
@@ -938,13 +999,6 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
     throw CudaError("fully-fused (sm_90a): needs " + std::to_string(s.smem >> 10) +
                     " KiB of shared memory; this device allows " + std::to_string(optin >> 10));
   FS_CUDA(cudaFuncSetAttribute(s.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-  int sms = 0;
-  FS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  s.packed_rows = static_cast<uint64_t>(c.rows) / static_cast<uint64_t>(s.pack);
-  s.tail_row = static_cast<int>(s.packed_rows * static_cast<uint64_t>(s.pack));
-  s.tail = static_cast<uint64_t>(s.tail_row) < static_cast<uint64_t>(c.rows);
-  s.full_tiles = static_cast<uint32_t>((s.packed_rows + 63) / 64);
-  const uint64_t tiles = uint64_t{s.full_tiles} + (s.tail ? 1 : 0);
   const uint64_t warpgroups = s.threads / 128;
   // A block on every SM while there are as many tiles, though some of its warpgroups may get
   // none: tiles are dealt warpgroup-major (the kernel's first), so the SMs share them evenly. Fewer
@@ -953,7 +1007,7 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.blocks = static_cast<unsigned>(std::min<uint64_t>(static_cast<uint64_t>(sms), tiles));
   const uint64_t workers = uint64_t{s.blocks} * warpgroups;
   // Every tile claimed but the first feeds (kDynamicRounds).
-  const uint64_t first_feeds = uint64_t(fused_stages(s.width, light(c.activation)) - 1) * workers;
+  const uint64_t first_feeds = uint64_t(fused_stages(s.width, e, six) - 1) * workers;
   s.static_tiles = static_cast<uint32_t>(claims_every_tile(s.width)
                                              ? std::min(tiles, first_feeds)
                                              : tiles - std::min(tiles, kDynamicRounds * workers));
