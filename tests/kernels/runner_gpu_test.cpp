@@ -168,6 +168,8 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 100, std::vector<int64_t>(3, 48), true, D::kBf16, A::kRelu), fused},
       {"96 wide: dense rows, a partial last tile",
        make(K::kMlp, 100, std::vector<int64_t>(3, 96), true, D::kFp16, A::kGeluTanh), fused},
+      {"96 wide bf16 SiLU: three warpgroups, each stage of two refilled several times",
+       make(K::kMlp, 100003, std::vector<int64_t>(3, 96), true, D::kBf16, A::kSilu), fused},
       {"11 layers of 128: three kernels, two buffers in turn",
        make(K::kMlp, 300, std::vector<int64_t>(12, 128), true, D::kBf16, A::kRelu), fused},
       {"16 wide: one packed row of 4 and a tail of 3",
@@ -360,6 +362,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {65537, std::vector<int64_t>(2, 64), true, D::kFp16, A::kGeluTanh},  // one layer: no act
       {20001, std::vector<int64_t>(9, 96), true, D::kFp16, A::kGeluTanh},  // 5 + 3 layers
       {20001, std::vector<int64_t>(6, 96), false, D::kFp16, A::kSilu},
+      {100003, std::vector<int64_t>(6, 96), true, D::kBf16, A::kGeluTanh},  // 5 layers: the most
       // GELU cut into 5 + 4 layers at 128 wide; at 48 wide its halving folded into the weights
       {30001, std::vector<int64_t>(10, 128), true, D::kFp16, A::kGeluTanh},
       {65537, std::vector<int64_t>(5, 48), true, D::kFp16, A::kGeluTanh},
@@ -393,7 +396,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
                         (k.act == A::kGeluTanh || (k.act == A::kSilu && k.widths[0] != 32));
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
       // Six warpgroups where GELU or SiLU bound the kernel (16 and 64 wide, 48 wide in bf16; at
-      // 48 and 64 wide only with two rounds of tiles for six), two at 96 and 128 wide, four
+      // 48 and 64 wide only with two rounds of tiles for six), three at 96 wide, two at 128, four
       // otherwise; the plan says which
       const int64_t w = k.widths[0];
       const bool heavy = k.act == A::kGeluTanh || k.act == A::kSilu;
@@ -401,7 +404,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       const bool many = tiles >= 2 * 6 * int64_t{device.sm_count};
       const bool six =
           heavy && (w == 16 || (many && (w == 64 || (w == 48 && k.dtype == D::kBf16))));
-      const int warpgroups = w > 64 ? 2 : six ? 6 : 4;
+      const int warpgroups = w == 96 ? 3 : w > 64 ? 2 : six ? 6 : 4;
       EXPECT_NE(r.kernel_path.find(std::to_string(warpgroups) + " warpgroups x"), std::string::npos)
           << r.kernel_path;
     }

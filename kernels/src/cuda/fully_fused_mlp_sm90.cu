@@ -6,10 +6,12 @@
 //   the zeros), every one reading the one W x W block kept in shared memory. The rows left over
 //   (rows % 2 or 4) form a last tile of their own, loaded and stored row by row;
 // - 48 or 96: rows loaded and stored as they are (unswizzled), layer 0's A fragments read with
-//   ldmatrix, the weights padded to 64 or 128 columns in shared memory (the swizzle's atoms); the
-//   MMAs only as wide as the layer (n48, n96: no work on the padding columns).
+//   ldmatrix, the weights padded to 64 or 128 columns in shared memory (the swizzle's atoms; at
+//   96 wide only the 96 rows the MMAs read); the MMAs only as wide as the layer (n48, n96: no
+//   work on the padding columns).
 //
-// One CTA per SM, 4 warpgroups (2 at 96 and 128), each an independent worker over 64-row tiles:
+// One CTA per SM, 4 warpgroups (6 where GELU or SiLU bound it, 3 at 96 and 2 at 128 wide), each
+// an independent worker over 64-row tiles:
 // the first tiles strided over all warpgroups of the grid, the last ones (up to 64 wide, all but
 // the first feeds; see claims_every_tile) taken one at a time from a counter (so that the SMs the
 // memory serves slower take fewer; see kDynamicRounds). Every layer's weights sit in shared
@@ -93,9 +95,15 @@ constexpr uint64_t kFewRounds = 2;
 constexpr int fused_stages(int width, EpiCost e, bool six) {
   return width > 64 || six ? 2 : deep16(width, e) ? 5 : 3;
 }
-// Warpgroups a block: two at 96 and 128 wide, six with six_warpgroups, four otherwise.
+// Warpgroups a block: two at 128 wide, three at 96 (its weights kept as 96 rows, not 128: the
+// room of a third), six with six_warpgroups, four otherwise. At 96 wide, three alternating
+// rounds, a million rows, 5 layers unless said, us, two / three: fp16 relu 182.1-184.0 ->
+// 163.5-164.7, GELU 227.1-228.6 -> 203.8-205.8, SiLU 231.7-232.0 -> 198.7-198.9; bf16 relu
+// 193.9-195.6 -> 168.3-168.8, GELU 297.0-297.4 -> 255.1-255.6, SiLU 290.1-292.8 -> 251.7-252.4;
+// GELU 8 layers (two kernels) 411.7-413.4 -> 382.3-388.9, 128 K rows 38.9-39.0 -> 36.1-36.3;
+// relu 2 layers 163.0-163.2 -> 144.3-144.6; SiLU 4 M rows 913.4-939.3 -> 840.6-867.0.
 constexpr int fused_warpgroups(int width, bool six) {
-  return width > 64 ? 2 : six ? 6 : 4;
+  return width == 96 ? 3 : width > 64 ? 2 : six ? 6 : 4;
 }
 // Which kernels take every tile but their first feeds from the counter (kDynamicRounds): every
 // width up to 64 (at 96 and 128 the layers bound the pass and two rounds are claimed).
@@ -117,8 +125,9 @@ struct FusedMlpSm90Geometry {
   static constexpr uint32_t kLoadBytes = 64 * (kDense ? W : kCols) * 2;  // a tile's input
   // Rows of a layer's weight in shared memory, each kCols wide (64-column atoms): packed, the one
   // W x W block every diagonal block's wgmma reads (they are the same weight), in its first W / 16
-  // k16 slices; elsewhere all kCols.
-  static constexpr int kWeightRows = kPacked ? W : kCols;
+  // k16 slices; at 96 wide the 96 rows its n96 MMAs read (24 KB a layer, not 32: fused_warpgroups);
+  // elsewhere all kCols.
+  static constexpr int kWeightRows = kPacked || W == 96 ? W : kCols;
   static constexpr int kWeightChunks = (kPacked ? W : kCols) / 8;  // 16-byte chunks copied a row
   static constexpr uint32_t kLayerBytes = kWeightRows * kCols * 2;
   static constexpr int kWarpgroups = fused_warpgroups(W, kSix);
@@ -286,7 +295,7 @@ template <int W>
 __device__ __forceinline__ uint32_t weight_slice(uint32_t w, int kk) {
   using G = Geometry<W>;
   if constexpr (G::kCols == 128) {
-    return w + slice_at(kk, 128 * 128) / 16;
+    return w + slice_at(kk, G::kWeightRows * 128) / 16;
   } else if constexpr (!G::kPacked) {
     return w + kk * 2;
   } else {
@@ -569,7 +578,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kSix>::kThreads, 1
   // kernel that moves the whole input in ~100.
   // 16-byte chunk c of row n of layer l's weight.
   const auto weight_chunk = [&](int l, int n, int c) {
-    return weights + l * G::kLayerBytes + (c / 8) * (kCols * 128) + swizzled(n, c % 8);
+    return weights + l * G::kLayerBytes + (c / 8) * (G::kWeightRows * 128) + swizzled(n, c % 8);
   };
   const auto stage_weights = [&] {
     constexpr int kRows = G::kWeightRows, kChunks = G::kWeightChunks;
