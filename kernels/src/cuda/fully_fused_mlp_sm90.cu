@@ -58,19 +58,20 @@ constexpr EpiCost epi_cost(DType dtype, Activation act) {
 constexpr bool deep16(int width, EpiCost e) {
   return width == 16 && e == EpiCost::kLight;
 }
-// Six warpgroups of two stages each where the others have four of three (the same shared memory,
-// 80 registers a thread: no spills) where the epilogue bounds the kernel: 16 and 64 wide with GELU
-// or SiLU, and 48 wide with them in fp32 (bf16). 16 wide GELU, after the polynomial, was bound by
-// the latency of its layers, not by its units (Nsight Compute: MUFU 54%, fp16 pipe 52%, issue
-// slots 57%, 1.07 warps eligible a cycle). Two alternating rounds, a million rows, us, four
-// warpgroups / six: fp16 GELU 5 layers 27.3-27.4 -> 26.5-26.6, 8 layers 39.4-39.5 -> 36.1-36.2,
-// 3 layers 25.2-25.3 -> 25.5; SiLU 5 layers 26.4 -> 26.5, 16 layers (two kernels) 75.8 ->
-// 71.3-71.5, 2 layers 24.7 -> 25.0, 4 M rows 94.3-94.4 -> 94.4-94.5; 128 K rows GELU 7.3 both;
-// bf16 GELU 33.9-34.0 -> 33.7-33.8, SiLU 29.8-29.9 -> 28.7-28.9. Six warpgroups of three stages
-// measured between (GELU 27.6, SiLU 27.0). Wider, three alternating rounds, 5 layers unless said:
-// bf16 64 wide GELU 138.2-139.4 -> 123.0-124.1 (8 layers 218.6-220.1 -> 196.8-198.1, 128 K rows
-// 21.3-21.5 -> 20.5-21.3), SiLU 118.7-119.0 -> 106.7-107.2 (2 layers 93.9-94.1 -> 94.1-94.2);
-// 48 wide GELU 108.1-108.9 -> 99.6 (8 layers 166.0-167.1 -> 157.8-159.9, 128 K rows 17.8-17.9
+// Six warpgroups of two stages each where the others have four of three (with their staging
+// buffers 144 KB against 128; 80 registers a thread, no spills) where the epilogue bounds it: 16
+// and 64 wide with GELU or SiLU, and 48 wide with them in fp32 (bf16). 16 wide GELU, after the
+// polynomial, was bound by the latency of its layers, not by its units (Nsight Compute: MUFU 54%,
+// fp16 pipe 52%, issue slots 57%, 1.07 warps eligible a cycle). Two alternating rounds, a million
+// rows, us, four warpgroups / six: fp16 GELU 5 layers 27.3-27.4 -> 26.5-26.6, 8 layers 39.4-39.5
+// -> 36.1-36.2, 3 layers 25.2-25.3 -> 25.5; SiLU 5 layers 26.4 -> 26.5, 16 layers (two
+// kernels) 75.8 -> 71.3-71.5, 2 layers 24.7 -> 25.0, 4 M rows 94.3-94.4 -> 94.4-94.5; 128 K rows
+// GELU 7.3 both; bf16 GELU 33.9-34.0 -> 33.7-33.8, SiLU 29.8-29.9 -> 28.7-28.9. Six warpgroups of
+// three stages measured between (GELU 27.6, SiLU 27.0). Wider, three alternating rounds, 5 layers
+// unless said: bf16 64 wide GELU 138.2-139.4 -> 123.0-124.1 (8 layers 218.6-220.1 -> 196.8-198.1,
+// 128 K rows 21.3-21.5 -> 20.5-21.3), SiLU 118.7-119.0 -> 106.7-107.2 (2 layers 93.9-94.1
+// -> 94.1-94.2); 48 wide GELU 108.1-108.9 -> 99.6 (8 layers 166.0-167.1 -> 157.8-159.9, 128 K
+// rows 17.8-17.9
 // -> 17.5-17.6), SiLU 98.8-100.0 -> 86.2-86.7; fp16 64 wide GELU 102.4-102.5 -> 100.8-100.9 (8
 // layers 154.3-155.0 -> 152.5-152.8), SiLU 100.2-100.4 -> 95.7-95.8. Not where mixed: fp16 48
 // wide GELU 77.6-78.1 -> 76.5 but SiLU 73.5-73.8 -> 74.6-74.9 and 128 K rows of GELU 14.3 ->
@@ -994,7 +995,8 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.full_tiles = static_cast<uint32_t>((s.packed_rows + 63) / 64);
   const uint64_t tiles = uint64_t{s.full_tiles} + (s.tail ? 1 : 0);
   const EpiCost e = epi_cost(c.dtype, c.activation);
-  const bool few = four_when_few(s.width) && tiles < kFewRounds * 6 * static_cast<uint64_t>(sms);
+  const bool few = four_when_few(s.width) &&
+                   tiles < kFewRounds * uint64_t(fused_warpgroups(s.width, true)) * uint64_t(sms);
   const bool six = six_warpgroups(s.width, e) && !few;
   s.kernel = pick(c.dtype, c.activation, s.width, six);
   s.smem = smem_bytes(s.width, e, six, layers);
