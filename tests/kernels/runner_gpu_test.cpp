@@ -170,6 +170,14 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 100, std::vector<int64_t>(3, 96), true, D::kFp16, A::kGeluTanh), fused},
       {"96 wide bf16 SiLU: three warpgroups, each stage of two refilled several times",
        make(K::kMlp, 100003, std::vector<int64_t>(3, 96), true, D::kBf16, A::kSilu), fused},
+      {"96 wide bf16 SiLU, 3 layers: four warpgroups of two stages",
+       make(K::kMlp, 100003, std::vector<int64_t>(4, 96), true, D::kBf16, A::kSilu), fused},
+      {"128 wide bf16 SiLU, 3 layers: four warpgroups of two stages",
+       make(K::kMlp, 100003, std::vector<int64_t>(4, 128), true, D::kBf16, A::kSilu), fused},
+      {"128 wide fp16 GELU, 4 layers: three warpgroups of two stages",
+       make(K::kMlp, 100003, std::vector<int64_t>(5, 128), true, D::kFp16, A::kGeluTanh), fused},
+      {"128 wide bf16 GELU, 5 layers: four warpgroups of one stage, refilled after each store",
+       make(K::kMlp, 600003, std::vector<int64_t>(6, 128), true, D::kBf16, A::kGeluTanh), fused},
       {"11 layers of 128: three kernels, two buffers in turn",
        make(K::kMlp, 300, std::vector<int64_t>(12, 128), true, D::kBf16, A::kRelu), fused},
       {"16 wide: one packed row of 4 and a tail of 3",
@@ -198,6 +206,7 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
     fk::RunOptions o;
     o.warmup_iterations = 0;
     o.timed_iterations = 1;
+    o.check_rows = 16384;  // the fp32 reference of every row took minutes under racecheck
     o.gated_path = k.path;
     if (k.variant)
       expect_correct(k.config, *k.variant, o);
@@ -378,6 +387,15 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {300001, std::vector<int64_t>(6, 64), false, D::kBf16, A::kSilu},
       {300001, std::vector<int64_t>(6, 64), true, D::kFp16, A::kSilu},
       {65537, std::vector<int64_t>(6, 32), true, D::kBf16, A::kGeluTanh},
+      // 96 and 128 wide with GELU or SiLU: more warpgroups the fewer the layers (wide_shape)
+      {100003, std::vector<int64_t>(4, 96), true, D::kFp16, A::kSilu},        // four of two
+      {100003, std::vector<int64_t>(5, 96), true, D::kBf16, A::kGeluTanh},    // four of two
+      {100003, std::vector<int64_t>(4, 128), true, D::kBf16, A::kSilu},       // four of two
+      {100003, std::vector<int64_t>(4, 128), true, D::kFp16, A::kGeluTanh},   // two of two
+      {100003, std::vector<int64_t>(5, 128), true, D::kFp16, A::kGeluTanh},   // three of two
+      {1000003, std::vector<int64_t>(6, 128), true, D::kBf16, A::kGeluTanh},  // four of one
+      {1000003, std::vector<int64_t>(9, 128), false, D::kFp16, A::kSilu},     // 4 x 1, 2 x 2
+      {300001, std::vector<int64_t>(6, 128), true, D::kBf16, A::kSilu},       // few: two of two
   };
   const fk::DeviceInfo device = fk::query_device(0);
   const bool hopper = device.cc_major == 9;
@@ -395,18 +413,29 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       const bool poly = k.dtype == D::kFp16 && k.widths.size() > 2 &&
                         (k.act == A::kGeluTanh || (k.act == A::kSilu && k.widths[0] != 32));
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
-      // Six warpgroups where GELU or SiLU bound the kernel (16 and 64 wide, 48 wide in bf16; at
-      // 48 and 64 wide only with two rounds of tiles for six), three at 96 wide, two at 128, four
-      // otherwise; the plan says which
+      // The first kernel's warpgroups and stages, which the plan names: six of two where GELU or
+      // SiLU bound the kernel (16 and 64 wide, 48 wide in bf16; at 48 and 64 wide only with two
+      // rounds of tiles for six); at 96 and 128 wide with GELU or SiLU more the fewer the layers;
+      // three of two at 96 wide, two of two at 128, four of five at 16 wide with ReLU or none,
+      // four of three otherwise.
       const int64_t w = k.widths[0];
+      const int layers = std::min(static_cast<int>(k.widths.size()) - 1, w > 64 ? 5 : 8);
       const bool heavy = k.act == A::kGeluTanh || k.act == A::kSilu;
       const int64_t tiles = (k.rows / (w < 48 ? 64 / w : 1) + 63) / 64;  // 64-row tiles
       const bool many = tiles >= 2 * 6 * int64_t{device.sm_count};
       const bool six =
           heavy && (w == 16 || (many && (w == 64 || (w == 48 && k.dtype == D::kBf16))));
-      const int warpgroups = w == 96 ? 3 : w > 64 ? 2 : six ? 6 : 4;
-      EXPECT_NE(r.kernel_path.find(std::to_string(warpgroups) + " warpgroups x"), std::string::npos)
-          << r.kernel_path;
+      int warpgroups = w == 96 ? 3 : w > 64 ? 2 : six ? 6 : 4;
+      int stages = w > 64 || six ? 2 : w == 16 && !heavy ? 5 : 3;
+      if (heavy && w == 96 && (layers == 3 || layers == 4)) warpgroups = 4;
+      if (heavy && w == 128) {
+        if (layers == 5 && tiles >= 16 * 4 * int64_t{device.sm_count}) warpgroups = 4, stages = 1;
+        if (layers == 4) warpgroups = 3;
+        if (layers == 3 && k.dtype == D::kBf16) warpgroups = 4;
+      }
+      const std::string shape = std::to_string(warpgroups) + " warpgroups of " +
+                                std::to_string(stages) + (stages == 1 ? " stage x" : " stages x");
+      EXPECT_NE(r.kernel_path.find(shape), std::string::npos) << shape << ": " << r.kernel_path;
     }
   }
 }

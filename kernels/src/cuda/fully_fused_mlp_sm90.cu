@@ -10,7 +10,7 @@
 //   96 wide only the 96 rows the MMAs read); the MMAs only as wide as the layer (n48, n96: no
 //   work on the padding columns).
 //
-// One CTA per SM, 4 warpgroups (6 where GELU or SiLU bound it, 3 at 96 and 2 at 128 wide), each
+// One CTA per SM of 2 to 6 warpgroups (the kernel's Shape: by width, epilogue and layers), each
 // an independent worker over 64-row tiles:
 // the first tiles strided over all warpgroups of the grid, the last ones (up to 64 wide, all but
 // the first feeds; see claims_every_tile) taken one at a time from a counter (so that the SMs the
@@ -18,7 +18,7 @@
 // memory for the whole kernel in the 128-byte-swizzled layout wgmma reads (64-column atoms). Per
 // tile a warpgroup:
 // - has the tile's input [64 x W] brought by TMA into one of its stages, ahead of use (marked
-//   evict-first in the L2: it is read once);
+//   evict-first in the L2: it is read once), or with one stage once the last output has left it;
 // - runs layer 0 as wgmma m64nWk16 with A and B from shared memory, and every further layer
 //   with A from registers: the accumulators (fp16 in fp16, fp32 in bf16), after bias and
 //   activation and packing to 16 bits, are exactly the A fragments of the next layer, so
@@ -30,6 +30,7 @@
 // the loads and stores of the others.
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "../buffers.h"
 #include "cuda_check.h"
@@ -90,21 +91,84 @@ constexpr bool four_when_few(int width) {
   return width == 48 || width == 64;
 }
 constexpr uint64_t kFewRounds = 2;
-// Tiles in a warpgroup's ring of stages (its loads run kStages - 1 tiles ahead): two at 96 and 128
-// wide, where the weights fill the shared memory, and with six warpgroups, five at 16 wide with a
-// light epilogue.
-constexpr int fused_stages(int width, EpiCost e, bool six) {
-  return width > 64 || six ? 2 : deep16(width, e) ? 5 : 3;
+// A kernel's shape: warpgroups a block and tiles in each warpgroup's ring of stages. Its loads
+// run stages - 1 tiles ahead; with one stage, the next tile is loaded once the output staged there
+// has been read.
+struct Shape {
+  int warpgroups, stages;
+  constexpr bool operator==(const Shape&) const = default;
+};
+// Up to 96 wide, and at 128 with a light epilogue:
+// - stages: two at 96 and 128 wide, where the weights fill the shared memory, and with six
+//   warpgroups, five at 16 wide with a light epilogue, three otherwise;
+// - warpgroups: two at 128 wide, three at 96 (its weights kept as 96 rows, not 128: the room of
+//   a third), six with six_warpgroups, four otherwise. At 96 wide, three alternating rounds, a
+//   million rows, 5 layers unless said, us, two / three: fp16 relu 182.1-184.0 -> 163.5-164.7,
+//   GELU 227.1-228.6 -> 203.8-205.8, SiLU 231.7-232.0 -> 198.7-198.9; bf16 relu 193.9-195.6 ->
+//   168.3-168.8, GELU 297.0-297.4 -> 255.1-255.6, SiLU 290.1-292.8 -> 251.7-252.4; GELU 8 layers
+//   (two kernels) 411.7-413.4 -> 382.3-388.9, 128 K rows 38.9-39.0 -> 36.1-36.3; relu 2 layers
+//   163.0-163.2 -> 144.3-144.6; SiLU 4 M rows 913.4-939.3 -> 840.6-867.0.
+constexpr Shape base_shape(int width, EpiCost e, bool six) {
+  if (width == 96) return {3, 2};
+  if (width > 64) return {2, 2};
+  if (six) return {6, 2};
+  return {4, deep16(width, e) ? 5 : 3};
 }
-// Warpgroups a block: two at 128 wide, three at 96 (its weights kept as 96 rows, not 128: the
-// room of a third), six with six_warpgroups, four otherwise. At 96 wide, three alternating
-// rounds, a million rows, 5 layers unless said, us, two / three: fp16 relu 182.1-184.0 ->
-// 163.5-164.7, GELU 227.1-228.6 -> 203.8-205.8, SiLU 231.7-232.0 -> 198.7-198.9; bf16 relu
-// 193.9-195.6 -> 168.3-168.8, GELU 297.0-297.4 -> 255.1-255.6, SiLU 290.1-292.8 -> 251.7-252.4;
-// GELU 8 layers (two kernels) 411.7-413.4 -> 382.3-388.9, 128 K rows 38.9-39.0 -> 36.1-36.3;
-// relu 2 layers 163.0-163.2 -> 144.3-144.6; SiLU 4 M rows 913.4-939.3 -> 840.6-867.0.
-constexpr int fused_warpgroups(int width, bool six) {
-  return width == 96 ? 3 : width > 64 ? 2 : six ? 6 : 4;
+// 96 and 128 wide with GELU or SiLU: from three layers on the layers bound the kernel, and the
+// fewer there are, the more warpgroups the shared memory their weights leave holds. 96 wide:
+// four of two stages at three and four layers. 128 wide: four of two at three layers in bf16,
+// three of two at four, four of one stage at five (with enough tiles: kWideFewRounds). Three
+// alternating rounds, a million rows, us, base_shape's against each (spreads are wide: the
+// clock moves under the power cap):
+// - 96 wide, three / four of two: 3 layers bf16 GELU 170.6-184.7 -> 161.4-171.2, SiLU
+//   160.0-178.1 -> 151.9-155.5, fp16 level (GELU 148.7-149.7 -> 147.7-147.8); 4 layers bf16 SiLU
+//   206.3-230.2 -> 187.1-192.3, fp16 SiLU 177.8-184.7 -> 163.5-177.3, GELU level; 128 K rows of
+//   4 layers of fp16 SiLU 30.7-31.0 -> 28.3-30.7. At 5 layers four of one stage was slower
+//   (fp16 GELU 208.5-220.3 -> 226.8-234.2, bf16 level).
+// - 128 wide, two of two against: 3 layers bf16 GELU 245.4-261.0 -> 207.6-233.7, SiLU
+//   231.7-243.9 -> 199.0-200.6, in fp16 level (memory-bound; 2 layers 2-3% slower with more
+//   warpgroups, so two there); 4 layers fp16 GELU 233.2-245.9 -> 206.2-214.5, SiLU 222.0-250.5
+//   -> 202.8-203.2, bf16 SiLU 311.9-323.3 -> 276.4-294.6, bf16 GELU level, 4 M rows of fp16 GELU
+//   1036.1-1059.0 -> 890.1-934.9 (another run; four of one stage 984.0-988.6); 5 layers fp16 SiLU
+//   265.6-300.4 -> 259.7-267.4, bf16 SiLU 375.1-392.0 -> 337.4-348.9, GELU level (fp16
+//   282.9-310.4 -> 289.7-299.5, bf16 393.7-408.0 -> 383.8-400.0), 8 layers (5 + 3) of bf16 GELU
+//   662.3-719.0 -> 645.1-661.1. Three of one stage was slower than four everywhere.
+// - ReLU or none keeps base_shape: with more warpgroups, 2-4% slower at 128 wide with 2 to 4
+//   layers and 5-10% with five.
+// Four of one stage feeds no tile ahead, so it pays only with many tiles a warpgroup: 5 layers
+// of bf16 GELU, two of two / four of one, 128 K rows (3.9 tiles a warpgroup of four) 55.6-63.6
+// -> 67.5-71.5, 256 K 98.7-105.9 -> 102.6-104.7, 512 K (15.5) 186.1-206.1 -> 206.6-217.8; 256 K
+// of fp16 SiLU 75.9-82.5 -> 81.1-93.3.
+constexpr double kWideFewRounds = 16;
+constexpr Shape wide_shape(int width, EpiCost e, int layers, double tiles_a_sm) {
+  if (width == 96) return layers == 3 || layers == 4 ? Shape{4, 2} : Shape{3, 2};
+  if (layers >= 5) return tiles_a_sm >= kWideFewRounds * 4 ? Shape{4, 1} : Shape{2, 2};
+  if (layers == 4) return {3, 2};
+  if (layers == 3 && e == EpiCost::kFloat) return {4, 2};
+  return {2, 2};
+}
+// The shape of a pass of `layers` layers of this width over tiles_a_sm 64-row tiles an SM.
+constexpr Shape fused_shape(int width, EpiCost e, int layers, double tiles_a_sm) {
+  if (width > 64 && e != EpiCost::kLight) return wide_shape(width, e, layers, tiles_a_sm);
+  const bool few = four_when_few(width) && tiles_a_sm < double(kFewRounds) * 6;
+  return base_shape(width, e, six_warpgroups(width, e) && !few);
+}
+// The shapes fused_shape gives a width and epilogue (a kernel is built for each).
+struct Shapes {
+  Shape at[8];
+  int n = 0;
+};
+constexpr Shapes shapes_built(int width, EpiCost e) {
+  Shapes out{};
+  for (int layers = 1; layers <= fused_sm90_max_layers(width); ++layers) {
+    for (const double tiles_a_sm : {0.0, 1e9}) {
+      const Shape s = fused_shape(width, e, layers, tiles_a_sm);
+      bool seen = false;
+      for (int i = 0; i < out.n; ++i) seen = seen || out.at[i] == s;
+      if (!seen) out.at[out.n++] = s;
+    }
+  }
+  return out;
 }
 // Which kernels take every tile but their first feeds from the counter (kDynamicRounds): every
 // width up to 64 (at 96 and 128 the layers bound the pass and two rounds are claimed).
@@ -112,9 +176,11 @@ constexpr bool claims_every_tile(int width) {
   return width <= 64;
 }
 
-// The kernel's geometry for layers W wide with epilogues costing E, in six warpgroups or not
-// (outside the anonymous namespace: members a width does not use are no warning).
-template <int W, EpiCost E = EpiCost::kHalf, bool kSix = six_warpgroups(W, E)>
+// The kernel's geometry for layers W wide with epilogues costing E, in kWg warpgroups of kStg
+// stages (outside the anonymous namespace: members a width does not use are no warning).
+template <int W, EpiCost E = EpiCost::kHalf,
+          int kWg = base_shape(W, E, six_warpgroups(W, E)).warpgroups,
+          int kStg = base_shape(W, E, six_warpgroups(W, E)).stages>
 struct FusedMlpSm90Geometry {
   static constexpr bool kPacked = W == 16 || W == 32;        // rows packed 4 or 2 to a row
   static constexpr bool kDense = W == 48 || W == 96;         // rows as they are, weights padded
@@ -126,14 +192,14 @@ struct FusedMlpSm90Geometry {
   static constexpr uint32_t kLoadBytes = 64 * (kDense ? W : kCols) * 2;  // a tile's input
   // Rows of a layer's weight in shared memory, each kCols wide (64-column atoms): packed, the one
   // W x W block every diagonal block's wgmma reads (they are the same weight), in its first W / 16
-  // k16 slices; at 96 wide the 96 rows its n96 MMAs read (24 KB a layer, not 32: fused_warpgroups);
+  // k16 slices; at 96 wide the 96 rows its n96 MMAs read (24 KB a layer, not 32: base_shape);
   // elsewhere all kCols.
   static constexpr int kWeightRows = kPacked || W == 96 ? W : kCols;
   static constexpr int kWeightChunks = (kPacked ? W : kCols) / 8;  // 16-byte chunks copied a row
   static constexpr uint32_t kLayerBytes = kWeightRows * kCols * 2;
-  static constexpr int kWarpgroups = fused_warpgroups(W, kSix);
+  static constexpr int kWarpgroups = kWg;
   static constexpr int kThreads = 128 * kWarpgroups;
-  // Input stages a warpgroup: two tiles ahead (one at 128 wide, for room). 16 wide with ReLU or
+  // Input stages a warpgroup (base_shape, wide_shape). 16 wide with ReLU or
   // no activation (kDeep16) is bound by the bytes in flight, not by its layers: it keeps four
   // tiles ahead, its output staged in the tile's own stage (as at 128 wide) and its biases in 16
   // bits, which still fits 8 layers. Three alternating rounds, fp16 relu, us: a million rows 5
@@ -142,7 +208,8 @@ struct FusedMlpSm90Geometry {
   // layers level. GELU at 16 wide (compute-bound) and 32 wide measured 3% and 0.5% slower with a
   // fourth stage.
   static constexpr bool kDeep16 = deep16(W, E);
-  static constexpr int kStages = fused_stages(W, E, kSix);
+  static constexpr int kStages = kStg;
+  static constexpr bool kFeedAfterStore = kStages == 1;  // see Shape
   // The output staged in its input's stage.
   static constexpr bool kStageInSlot = kCols == 128 || kDeep16;
   static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
@@ -153,8 +220,10 @@ struct FusedMlpSm90Geometry {
 
 namespace {
 
-template <int W, EpiCost E = EpiCost::kHalf, bool kSix = six_warpgroups(W, E)>
-using Geometry = FusedMlpSm90Geometry<W, E, kSix>;
+template <int W, EpiCost E = EpiCost::kHalf,
+          int kWg = base_shape(W, E, six_warpgroups(W, E)).warpgroups,
+          int kStg = base_shape(W, E, six_warpgroups(W, E)).stages>
+using Geometry = FusedMlpSm90Geometry<W, E, kWg, kStg>;
 template <typename T, Activation A>
 constexpr EpiCost kEpiCost = epi_cost(std::is_same_v<T, __half> ? DType::kFp16 : DType::kBf16, A);
 
@@ -209,25 +278,29 @@ constexpr uint32_t kNoTail = ~0u;
 // 191.7-193.3 but SiLU 287.7-288.5 -> 289.4-289.9, and 128 GELU 324.9-326.9 -> 326.7-365.1.
 constexpr uint64_t kDynamicRounds = 2;
 
-template <int W, EpiCost E, bool kSix>
-constexpr size_t smem_bytes(int layers) {
-  using G = Geometry<W, E, kSix>;
-  return size_t{1024} + size_t(layers) * G::kLayerBytes +
-         size_t{G::kWarpgroups} * G::kPerWarpgroup + size_t(layers) * G::kCols * G::kBiasBytes +
-         size_t{G::kWarpgroups} * G::kStages * (8 + 4);  // barriers, then tile numbers
+// The kernel's shared memory in shape `s` (the kernel lays it out in this order).
+template <int W, EpiCost E>
+constexpr size_t smem_bytes(Shape s, int layers) {
+  using G = Geometry<W, E>;  // for what does not depend on the shape
+  const size_t per_warpgroup = size_t(s.stages + (G::kStageInSlot ? 0 : 1)) * G::kTileBytes;
+  return size_t{1024} + size_t(layers) * G::kLayerBytes + size_t(s.warpgroups) * per_warpgroup +
+         size_t(layers) * G::kCols * G::kBiasBytes +
+         size_t(s.warpgroups) * size_t(s.stages) * (8 + 4);  // barriers, then tile numbers
 }
 // fused_sm90_max_layers (buffers.h), by which the planner cuts deep MLPs into kernels, is what
-// fits the smallest opt-in limit of a Hopper GPU (227 KB).
-template <int W, EpiCost E, bool kSix>
-constexpr bool max_layers_fit() {
-  constexpr int n = fused_sm90_max_layers(W);
-  return smem_bytes<W, E, kSix>(n) <= kFusedSmemLimit &&
-         (n == FusedMlpSm90::kMaxLayers || smem_bytes<W, E, kSix>(n + 1) > kFusedSmemLimit);
-}
+// fits the smallest opt-in limit of a Hopper GPU (227 KB), in every shape fused_shape gives.
 template <int W, EpiCost E>
 constexpr bool max_layers_fit() {
-  return max_layers_fit<W, E, six_warpgroups(W, E)>() &&
-         (!six_warpgroups(W, E) || !four_when_few(W) || max_layers_fit<W, E, false>());
+  constexpr int n = fused_sm90_max_layers(W);
+  for (const double tiles_a_sm : {0.0, 1e9}) {
+    for (int layers = 1; layers <= n; ++layers)
+      if (smem_bytes<W, E>(fused_shape(W, E, layers, tiles_a_sm), layers) > kFusedSmemLimit)
+        return false;
+    if (n < FusedMlpSm90::kMaxLayers &&
+        smem_bytes<W, E>(fused_shape(W, E, n + 1, tiles_a_sm), n + 1) <= kFusedSmemLimit)
+      return false;
+  }
+  return true;
 }
 template <int W>
 constexpr bool max_layers_fit() {
@@ -256,18 +329,15 @@ auto dispatch_width(int width, F&& f) {
   }
 }
 
-size_t smem_bytes(int width, EpiCost e, bool six, int layers) {
+size_t smem_bytes(int width, EpiCost e, Shape shape, int layers) {
   return dispatch_width(width, [&]<int W>() {
-    const auto bytes = [&]<EpiCost E>() {
-      return six ? smem_bytes<W, E, true>(layers) : smem_bytes<W, E, false>(layers);
-    };
     switch (e) {
       case EpiCost::kLight:
-        return bytes.template operator()<EpiCost::kLight>();
+        return smem_bytes<W, EpiCost::kLight>(shape, layers);
       case EpiCost::kHalf:
-        return bytes.template operator()<EpiCost::kHalf>();
+        return smem_bytes<W, EpiCost::kHalf>(shape, layers);
       default:
-        return bytes.template operator()<EpiCost::kFloat>();
+        return smem_bytes<W, EpiCost::kFloat>(shape, layers);
     }
   });
 }
@@ -438,14 +508,14 @@ __device__ __forceinline__ float2 bias_pair(const uint8_t* biases, int c) {
 
 #endif  // FS_SM90A
 
-template <typename T, Activation A, int W, bool kSix>
-__global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kSix>::kThreads, 1)
+template <typename T, Activation A, int W, int kWg, int kStg>
+__global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThreads, 1)
     fused_mlp_sm90_kernel(const __grid_constant__ CUtensorMap tmap_in,
                           const __grid_constant__ CUtensorMap tmap_out,
                           const __grid_constant__ CUtensorMap tmap_tail_in,
                           const __grid_constant__ CUtensorMap tmap_tail_out, const Params p) {
 #ifdef FS_SM90A
-  using G = Geometry<W, kEpiCost<T, A>, kSix>;
+  using G = Geometry<W, kEpiCost<T, A>, kWg, kStg>;
   constexpr int kCols = G::kCols, kStages = G::kStages;
   constexpr uint32_t kTileBytes = G::kTileBytes;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -595,7 +665,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kSix>::kThreads, 1
   // the memory's queues; at 128 it copies forty, and the first tiles go first.
   if constexpr (kCols == 64) stage_weights();
   if (tid == 0)
-    for (uint32_t j = 0; j + 1 < kStages; ++j) feed(j);
+    for (uint32_t j = 0; j < (G::kFeedAfterStore ? 1u : kStages - 1u); ++j) feed(j);
   if constexpr (kCols != 64) stage_weights();
 #pragma unroll
   for (int k = 0; k < kBiasLoads; ++k) {
@@ -747,7 +817,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kSix>::kThreads, 1
     // alternating rounds, a million rows, us: 16 wide GELU 33.6-33.8 -> 32.9-33.0, bf16 relu
     // 26.6 -> 26.1-26.3; 32 wide 8 layers 53.8-54.0 -> 53.3-53.5; 64 wide GELU 125.7-126.6 ->
     // 122.9-123.3; the rest level.
-    if (tid == 0 && !ended) {
+    if (!G::kFeedAfterStore && tid == 0 && !ended) {
       if constexpr (G::kStageInSlot) bulk_wait_read_all();
       feed((i + kStages - 1) % kStages);
     }
@@ -892,6 +962,10 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kSix>::kThreads, 1
           tma_store(&tmap_out, staging_u32 + a * 64 * 128, a * 64, static_cast<int>(tile * 64));
       }
       bulk_commit();
+      if (G::kFeedAfterStore && !ended) {  // the stage is free once the store has read it
+        bulk_wait_read_all();
+        feed(0);
+      }
     }
   }
   if (tid == 0) bulk_wait_all();
@@ -900,26 +974,29 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kSix>::kThreads, 1
 
 using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, Params);
 
-// The kernel for six warpgroups or not (six: what six_warpgroups says, or false where
-// four_when_few, the only other kernel built).
-template <int W>
-KernelFn pick_width(DType dtype, Activation act, bool six) {
+// The kernel of this shape (one of shapes_built's), or null.
+template <typename T, Activation A, int W>
+KernelFn pick_shape(Shape shape) {
+  static constexpr Shapes kBuilt = shapes_built(W, kEpiCost<T, A>);
   KernelFn f = nullptr;
-  dispatch_activation(act, [&]<Activation A>() {
-    const auto one = [&]<typename T>() -> KernelFn {
-      constexpr bool kSix = six_warpgroups(W, kEpiCost<T, A>);
-      if constexpr (kSix && four_when_few(W))
-        if (!six) return &fused_mlp_sm90_kernel<T, A, W, false>;
-      return &fused_mlp_sm90_kernel<T, A, W, kSix>;
-    };
-    if (dtype == DType::kBf16) f = one.template operator()<__nv_bfloat16>();
-    if (dtype == DType::kFp16) f = one.template operator()<__half>();
-  });
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    ((kBuilt.at[I] == shape
+          ? void(f = &fused_mlp_sm90_kernel<T, A, W, kBuilt.at[I].warpgroups, kBuilt.at[I].stages>)
+          : void()),
+     ...);
+  }
+  (std::make_index_sequence<size_t(kBuilt.n)>{});
   return f;
 }
 
-KernelFn pick(DType dtype, Activation act, int width, bool six) {
-  const KernelFn f = dispatch_width(width, [&]<int W>() { return pick_width<W>(dtype, act, six); });
+KernelFn pick(DType dtype, Activation act, int width, Shape shape) {
+  KernelFn f = nullptr;
+  dispatch_width(width, [&]<int W>() {
+    dispatch_activation(act, [&]<Activation A>() {
+      if (dtype == DType::kBf16) f = pick_shape<__nv_bfloat16, A, W>(shape);
+      if (dtype == DType::kFp16) f = pick_shape<__half, A, W>(shape);
+    });
+  });
   if (!f) throw CudaError("fully-fused (sm_90a): fp16 or bf16 only");
   return f;
 }
@@ -942,6 +1019,7 @@ struct FusedMlpSm90::State {
   KernelFn kernel = nullptr;
   size_t smem = 0;
   unsigned blocks = 0, threads = 0;
+  Shape shape{};  // warpgroups a block, stages a warpgroup
   int width = 64, cols = 64, pack = 1;
   bool dense = false;        // 48 or 96 wide: rows as they are
   uint64_t packed_rows = 0;  // full rows of the (packed) view
@@ -969,8 +1047,10 @@ bool FusedMlpSm90::applies(const MlpConfig& c, int device) {
   if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
       cudaSuccess)
     return false;
+  // Checked in the shape of many tiles; few tiles take a shape of no more shared memory.
   const EpiCost e = epi_cost(c.dtype, c.activation);
-  return smem_bytes(static_cast<int>(w0), e, six_warpgroups(static_cast<int>(w0), e), layers) <=
+  const int width = static_cast<int>(w0);
+  return smem_bytes(width, e, fused_shape(width, e, layers, 1e9), layers) <=
          static_cast<size_t>(optin);
 }
 
@@ -995,12 +1075,10 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.full_tiles = static_cast<uint32_t>((s.packed_rows + 63) / 64);
   const uint64_t tiles = uint64_t{s.full_tiles} + (s.tail ? 1 : 0);
   const EpiCost e = epi_cost(c.dtype, c.activation);
-  const bool few = four_when_few(s.width) &&
-                   tiles < kFewRounds * uint64_t(fused_warpgroups(s.width, true)) * uint64_t(sms);
-  const bool six = six_warpgroups(s.width, e) && !few;
-  s.kernel = pick(c.dtype, c.activation, s.width, six);
-  s.smem = smem_bytes(s.width, e, six, layers);
-  s.threads = 128 * static_cast<unsigned>(fused_warpgroups(s.width, six));
+  s.shape = fused_shape(s.width, e, layers, double(tiles) / double(sms));
+  s.kernel = pick(c.dtype, c.activation, s.width, s.shape);
+  s.smem = smem_bytes(s.width, e, s.shape, layers);
+  s.threads = 128 * static_cast<unsigned>(s.shape.warpgroups);
   // The attribute belongs to the kernel, which MLPs of other depths (the segments of a deeper
   // one, or other MLPs of this process) launch too: allow the device's maximum, never less than
   // one of them needs.
@@ -1018,7 +1096,7 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   s.blocks = static_cast<unsigned>(std::min<uint64_t>(static_cast<uint64_t>(sms), tiles));
   const uint64_t workers = uint64_t{s.blocks} * warpgroups;
   // Every tile claimed but the first feeds (kDynamicRounds).
-  const uint64_t first_feeds = uint64_t(fused_stages(s.width, e, six) - 1) * workers;
+  const uint64_t first_feeds = uint64_t(std::max(s.shape.stages - 1, 1)) * workers;
   s.static_tiles = static_cast<uint32_t>(claims_every_tile(s.width)
                                              ? std::min(tiles, first_feeds)
                                              : tiles - std::min(tiles, kDynamicRounds * workers));
@@ -1045,8 +1123,9 @@ std::string FusedMlpSm90::describe() const {
       poly ? ", 1 activated pair in " + std::to_string(poly) + " by polynomial, the rest by tanh"
            : "";
   return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + acc + " accumulators" + act +
-         ", " + std::to_string(s.threads / 128) + " warpgroups x " + std::to_string(s.blocks) +
-         " blocks";
+         ", " + std::to_string(s.shape.warpgroups) + " warpgroups of " +
+         std::to_string(s.shape.stages) + (s.shape.stages == 1 ? " stage" : " stages") + " x " +
+         std::to_string(s.blocks) + " blocks";
 }
 
 void FusedMlpSm90::run(const void* input, void* output, cudaStream_t stream) {
