@@ -391,6 +391,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {100003, std::vector<int64_t>(4, 96), true, D::kFp16, A::kSilu},        // four of two
       {100003, std::vector<int64_t>(5, 96), true, D::kBf16, A::kGeluTanh},    // four of two
       {100003, std::vector<int64_t>(4, 128), true, D::kBf16, A::kSilu},       // four of two
+      {100003, std::vector<int64_t>(4, 128), true, D::kBf16, A::kGeluTanh},   // four, folded
       {100003, std::vector<int64_t>(4, 128), true, D::kFp16, A::kGeluTanh},   // two of two
       {100003, std::vector<int64_t>(5, 128), true, D::kFp16, A::kGeluTanh},   // three of two
       {1000003, std::vector<int64_t>(6, 128), true, D::kBf16, A::kGeluTanh},  // four of one

@@ -633,7 +633,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     bias_bits[k] = b && (G::kPacked || n < W) ? b[n % W] : uint16_t{0};
   }
 
-  using E = FusedEpilogue<T, A, W>;  // how the biases and activation are applied
+  using E = FusedEpilogue<T, A, W, kWg>;  // how the biases and activation are applied
   constexpr bool kBiasMma = E::kBiasMma, kHalfBias = E::kHalfBias, kF16Acc = E::kF16Acc;
   constexpr bool kFold = E::kFold, kFold32 = E::kFold32, kBiasVec = E::kBiasVec;
   constexpr bool kBiasInAcc = E::kBiasInAcc;
@@ -1007,7 +1007,9 @@ int poly_every(DType dtype, Activation act, int width) {
   if (dtype != DType::kFp16) return 0;
   return dispatch_width(width, [&]<int W>() {
     int n = 0;
-    dispatch_activation(act, [&]<Activation A>() { n = FusedEpilogue<__half, A, W>::kPolyEvery; });
+    dispatch_activation(act, [&]<Activation A>() {
+      n = FusedEpilogue<__half, A, W, Geometry<W>::kWarpgroups>::kPolyEvery;
+    });
     return n;
   });
 }

@@ -13,7 +13,8 @@ namespace fusionscope::kernels::detail {
 // GELU-tanh's argument c0 x + c1 x^3 is z (z^2 + c0 s) for z = x / s (see act_f16x2).
 constexpr double kGeluScale = 3.0376348576988046;  // (0.7978845608 * 0.044715)^(-1/3)
 
-template <typename T, Activation A, int W>
+// kWarpgroups: the kernel's (its Shape's).
+template <typename T, Activation A, int W, int kWarpgroups>
 struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
@@ -98,10 +99,16 @@ struct FusedEpilogue {
   // warpgroups at 96 wide, SiLU takes it there and at 128 too (two alternating rounds, us: 96
   // wide 251.9-252.9 -> 234.6-235.4, 128 wide 355.8-362.1 -> 349.4-350.0, 3 layers of 128
   // 213.9-215.5 -> 210.1-212.5, 128 K rows of 128 level); GELU at 96 still not (three rounds:
-  // 259.2-260.1 -> 266.5-267.2, 8 layers 453.8-468.0 -> 476.7-477.7).
+  // 259.2-260.1 -> 266.5-267.2, 8 layers 453.8-468.0 -> 476.7-477.7). GELU takes it at 128 wide
+  // in more than two warpgroups (wide_shape), three alternating rounds, us: 5 layers (four of
+  // one stage) 372.1-390.3 -> 354.2-357.2, 3 layers (four of two) 202.1-212.9 -> 199.3-200.0, 8
+  // layers (5 + 3) 630.7-649.2 -> 615.0-626.0, 4 layers (three) level; still not in two (128 K
+  // rows of 5 layers 57.1-60.4 -> 59.8-63.3) nor at 96 wide in four (4 layers 201.2-204.8 ->
+  // 202.3-210.3, 3 layers level).
   static constexpr bool kFold32 =
       !kHalfBias && !kBiasMma &&
-      (A == Activation::kSilu || (A == Activation::kGeluTanh && (W == 48 || W == 64)));
+      (A == Activation::kSilu ||
+       (A == Activation::kGeluTanh && (W == 48 || W == 64 || (W == 128 && kWarpgroups > 2))));
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
