@@ -397,6 +397,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {1000003, std::vector<int64_t>(6, 128), true, D::kBf16, A::kGeluTanh},  // four of one
       {1000003, std::vector<int64_t>(9, 128), false, D::kFp16, A::kSilu},     // 4 x 1, 2 x 2
       {300001, std::vector<int64_t>(6, 128), true, D::kBf16, A::kSilu},       // few: two of two
+      {1000003, std::vector<int64_t>(6, 128), true, D::kBf16, A::kRelu},      // four of one
+      {1000003, std::vector<int64_t>(5, 128), true, D::kBf16, A::kSilu},      // four of one
   };
   const fk::DeviceInfo device = fk::query_device(0);
   const bool hopper = device.cc_major == 9;
@@ -416,7 +418,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
       // The first kernel's warpgroups and stages, which the plan names: six of two where GELU or
       // SiLU bound the kernel (16 and 64 wide, 48 wide in bf16; at 48 and 64 wide only with two
-      // rounds of tiles for six); at 96 and 128 wide with GELU or SiLU more the fewer the layers;
+      // rounds of tiles for six); at 96 and 128 wide more the fewer the layers (wide_shape);
       // three of two at 96 wide, two of two at 128, four of five at 16 wide with ReLU or none,
       // four of three otherwise.
       const int64_t w = k.widths[0];
@@ -429,10 +431,12 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       int warpgroups = w == 96 ? 3 : w > 64 ? 2 : six ? 6 : 4;
       int stages = w > 64 || six ? 2 : w == 16 && !heavy ? 5 : 3;
       if (heavy && w == 96 && (layers == 3 || layers == 4)) warpgroups = 4;
-      if (heavy && w == 128) {
-        if (layers == 5 && tiles >= 16 * 4 * int64_t{device.sm_count}) warpgroups = 4, stages = 1;
-        if (layers == 4) warpgroups = 3;
-        if (layers == 3 && k.dtype == D::kBf16) warpgroups = 4;
+      if (w == 128) {
+        const bool bf16 = heavy && k.dtype == D::kBf16;  // an fp32 epilogue
+        if (layers == 4 && heavy) warpgroups = 3;
+        if (layers == 3 && bf16) warpgroups = 4;
+        if (tiles >= 16 * 4 * int64_t{device.sm_count} && (layers == 5 || (layers == 4 && bf16)))
+          warpgroups = 4, stages = 1;
       }
       const std::string shape = std::to_string(warpgroups) + " warpgroups of " +
                                 std::to_string(stages) + (stages == 1 ? " stage x" : " stages x");

@@ -25,7 +25,8 @@
 //   activations never leave registers (fused_epilogue_sm90.cuh: where and how the biases and
 //   activation are applied);
 // - writes the last layer (plus bias) to a staging buffer (at 96 and 128, and at 16 with ReLU
-//   or none, the tile's own input stage) and stores it with TMA.
+//   or none, the tile's own input stage) and stores it with TMA (with one stage, once the next
+//   tile's layer 0 has read the stage: kDeferStore).
 // The warpgroups interleave, so one's bias/activation arithmetic overlaps another's wgmma and
 // the loads and stores of the others.
 #include <algorithm>
@@ -114,42 +115,49 @@ constexpr Shape base_shape(int width, EpiCost e, bool six) {
   if (six) return {6, 2};
   return {4, deep16(width, e) ? 5 : 3};
 }
-// 96 and 128 wide with GELU or SiLU: from three layers on the layers bound the kernel, and the
-// fewer there are, the more warpgroups the shared memory their weights leave holds. 96 wide:
-// four of two stages at three and four layers. 128 wide: four of two at three layers in bf16,
-// three of two at four, four of one stage at five (with enough tiles: kWideFewRounds). Three
-// alternating rounds, a million rows, us, base_shape's against each (spreads are wide: the
-// clock moves under the power cap):
-// - 96 wide, three / four of two: 3 layers bf16 GELU 170.6-184.7 -> 161.4-171.2, SiLU
-//   160.0-178.1 -> 151.9-155.5, fp16 level (GELU 148.7-149.7 -> 147.7-147.8); 4 layers bf16 SiLU
-//   206.3-230.2 -> 187.1-192.3, fp16 SiLU 177.8-184.7 -> 163.5-177.3, GELU level; 128 K rows of
-//   4 layers of fp16 SiLU 30.7-31.0 -> 28.3-30.7. At 5 layers four of one stage was slower
-//   (fp16 GELU 208.5-220.3 -> 226.8-234.2, bf16 level).
-// - 128 wide, two of two against: 3 layers bf16 GELU 245.4-261.0 -> 207.6-233.7, SiLU
-//   231.7-243.9 -> 199.0-200.6, in fp16 level (memory-bound; 2 layers 2-3% slower with more
-//   warpgroups, so two there); 4 layers fp16 GELU 233.2-245.9 -> 206.2-214.5, SiLU 222.0-250.5
-//   -> 202.8-203.2, bf16 SiLU 311.9-323.3 -> 276.4-294.6, bf16 GELU level, 4 M rows of fp16 GELU
-//   1036.1-1059.0 -> 890.1-934.9 (another run; four of one stage 984.0-988.6); 5 layers fp16 SiLU
-//   265.6-300.4 -> 259.7-267.4, bf16 SiLU 375.1-392.0 -> 337.4-348.9, GELU level (fp16
-//   282.9-310.4 -> 289.7-299.5, bf16 393.7-408.0 -> 383.8-400.0), 8 layers (5 + 3) of bf16 GELU
-//   662.3-719.0 -> 645.1-661.1. Three of one stage was slower than four everywhere.
-// - ReLU or none keeps base_shape: with more warpgroups, 2-4% slower at 128 wide with 2 to 4
-//   layers and 5-10% with five.
-// Four of one stage feeds no tile ahead, so it pays only with many tiles a warpgroup: 5 layers
-// of bf16 GELU, two of two / four of one, 128 K rows (3.9 tiles a warpgroup of four) 55.6-63.6
-// -> 67.5-71.5, 256 K 98.7-105.9 -> 102.6-104.7, 512 K (15.5) 186.1-206.1 -> 206.6-217.8; 256 K
-// of fp16 SiLU 75.9-82.5 -> 81.1-93.3.
+// 96 and 128 wide: with GELU or SiLU the layers bound the kernel from three layers on, and the
+// fewer the layers, the more warpgroups the shared memory their weights leave holds. 96 wide:
+// four of two stages at three and four layers of GELU or SiLU. 128 wide: four of two at three
+// layers of bf16 GELU or SiLU; at four, three of two, or four of one stage in bf16; at five, four
+// of one stage with any epilogue (the one stage holds 5 layers of 128: see kDeferStore). Four of
+// one only with kWideFewRounds rounds of tiles: it loads no tile ahead of the one it runs. Three
+// alternating rounds, a million rows, us, base_shape's (two of two at 128, three of two at 96)
+// against each, on H100s whose clocks the power cap moved more than the earlier tables':
+// - 96 wide, four of two: 3 layers bf16 GELU 170.6-184.7 -> 161.4-171.2, SiLU 160.0-178.1 ->
+//   151.9-155.5, fp16 level (GELU 148.7-149.7 -> 147.7-147.8); 4 layers bf16 SiLU 206.3-230.2 ->
+//   187.1-192.3, fp16 SiLU 177.8-184.7 -> 163.5-177.3, GELU level; 128 K rows of 4 layers of
+//   fp16 SiLU 30.7-31.0 -> 28.3-30.7. At 5 layers four of one was not faster (fp16 level, bf16
+//   GELU 264.9-274.4 -> 272.0-283.3, SiLU 255.5-262.4 -> 239.2-249.5).
+// - 128 wide, 3 layers: bf16 GELU 245.4-261.0 -> 207.6-233.7, SiLU 231.7-243.9 -> 199.0-200.6
+//   (four of two); in fp16 level (memory-bound); 2 layers 2-3% slower with more warpgroups.
+// - 128 wide, 4 layers, three of two: fp16 GELU 233.2-245.9 -> 206.2-214.5, SiLU 222.0-250.5 ->
+//   202.8-203.2, 4 M rows of fp16 GELU 1036.1-1059.0 -> 890.1-934.9; in bf16 four of one
+//   against three of two: GELU 304.3-328.8 -> 285.5-298.7, SiLU 269.1-296.5 -> 268.5-275.4 (fp16
+//   GELU 206.8-217.5 -> 215.6-230.8, so not there); ReLU 2% slower with more warpgroups.
+// - 128 wide, 5 layers, four of one (fed after the store, before kDeferStore): fp16 GELU
+//   291.6-307.5 -> 272.4-296.0, SiLU 292.0-293.1 -> 264.7-271.4, bf16 GELU 401.1-409.6 ->
+//   392.6-407.4, SiLU 389.7-397.7 -> 349.8-354.9, 8 layers (5 + 3) of bf16 SiLU 628.4-635.7 ->
+//   563.5-567.8; with kDeferStore, ReLU too (two runs): 213.2-215.0 -> 208.5-209.3 and
+//   243.6-293.1 -> 228.8-274.9, bf16 235.5-250.2 -> 213.9-242.8 and 239.7-264.5 -> 222.8-242.8
+//   (12 bytes of spill at 128 registers), 4 M rows 971.9-991.4 -> 958.2-963.7. Three warpgroups
+//   of one stage were slower than four everywhere.
+// - The few-tiles rule: 5 layers of bf16 GELU, two of two / four of one (before kDeferStore),
+//   128 K rows (3.9 tiles a warpgroup of four) 55.6-63.6 -> 67.5-71.5, 256 K 98.7-105.9 ->
+//   102.6-104.7, 512 K (15.5) 186.1-206.1 -> 206.6-217.8; 256 K of fp16 SiLU 75.9-82.5 ->
+//   81.1-93.3.
 constexpr double kWideFewRounds = 16;
 constexpr Shape wide_shape(int width, EpiCost e, int layers, double tiles_a_sm) {
-  if (width == 96) return layers == 3 || layers == 4 ? Shape{4, 2} : Shape{3, 2};
-  if (layers >= 5) return tiles_a_sm >= kWideFewRounds * 4 ? Shape{4, 1} : Shape{2, 2};
-  if (layers == 4) return {3, 2};
+  const bool heavy = e != EpiCost::kLight;
+  const bool many = tiles_a_sm >= kWideFewRounds * 4;
+  if (width == 96) return heavy && (layers == 3 || layers == 4) ? Shape{4, 2} : Shape{3, 2};
+  if (many && (layers >= 5 || (layers == 4 && e == EpiCost::kFloat))) return {4, 1};
+  if (layers == 4 && heavy) return {3, 2};
   if (layers == 3 && e == EpiCost::kFloat) return {4, 2};
   return {2, 2};
 }
 // The shape of a pass of `layers` layers of this width over tiles_a_sm 64-row tiles an SM.
 constexpr Shape fused_shape(int width, EpiCost e, int layers, double tiles_a_sm) {
-  if (width > 64 && e != EpiCost::kLight) return wide_shape(width, e, layers, tiles_a_sm);
+  if (width > 64) return wide_shape(width, e, layers, tiles_a_sm);
   const bool few = four_when_few(width) && tiles_a_sm < double(kFewRounds) * 6;
   return base_shape(width, e, six_warpgroups(width, e) && !few);
 }
@@ -209,7 +217,9 @@ struct FusedMlpSm90Geometry {
   // fourth stage.
   static constexpr bool kDeep16 = deep16(W, E);
   static constexpr int kStages = kStg;
-  static constexpr bool kFeedAfterStore = kStages == 1;  // see Shape
+  // One stage: a tile's output is held in registers until the next tile's layer 0 has read
+  // the stage (see the kernel's loop).
+  static constexpr bool kDeferStore = kStages == 1;
   // The output staged in its input's stage.
   static constexpr bool kStageInSlot = kCols == 128 || kDeep16;
   static constexpr uint32_t kPerWarpgroup = (kStages + (kStageInSlot ? 0 : 1)) * kTileBytes;
@@ -664,8 +674,12 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   // Up to 64 columns a thread copies a few chunks, so the weights go ahead of the first tiles in
   // the memory's queues; at 128 it copies forty, and the first tiles go first.
   if constexpr (kCols == 64) stage_weights();
-  if (tid == 0)
-    for (uint32_t j = 0; j < (G::kFeedAfterStore ? 1u : kStages - 1u); ++j) feed(j);
+  if (tid == 0) {
+    if constexpr (G::kDeferStore)
+      feed(0);
+    else
+      for (uint32_t j = 0; j + 1 < kStages; ++j) feed(j);
+  }
   if constexpr (kCols != 64) stage_weights();
 #pragma unroll
   for (int k = 0; k < kBiasLoads; ++k) {
@@ -754,6 +768,54 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) acc[2 * j] = acc[2 * j + 1] = b[j];
   };
+  // Four 8 x 8 matrices a stmatrix: rows r and r + 8 of chunks j and j + 1, lanes 8i..8i+7
+  // giving the addresses of matrix i's rows; dense rows as they are (W * 2 bytes apart),
+  // otherwise 128-byte-swizzled 64-column atoms.
+  const auto chunk_pair_at = [&](uint32_t staging_u32, int j) {
+    const uint32_t srow = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+    const int chunk = j + (lane >> 4);
+    if constexpr (G::kDense)
+      return staging_u32 + srow * W * 2 + chunk * 16;
+    else
+      return staging_u32 + (chunk / 8) * (64 * 128) + swizzled(srow, chunk % 8);
+  };
+  constexpr int kOutChunks = G::kDense ? W / 8 : G::kAcc / 4;  // 8-column chunks of a tile's output
+  // Thread 0: the staged output of `tile` out by TMA.
+  const auto store_tile = [&](uint8_t* staging, uint32_t tile) {
+    const uint32_t staging_u32 = smem_u32(staging);
+    if (tile == p.tail_tile) {
+      tma_store(&tmap_tail_out, staging, 0, p.tail_row);
+    } else if constexpr (G::kDense) {
+      tma_store(&tmap_out, staging_u32, 0, static_cast<int>(tile * 64));
+    } else {
+#pragma unroll
+      for (int a = 0; a < G::kAtoms; ++a)
+        tma_store(&tmap_out, staging_u32 + a * 64 * 128, a * 64, static_cast<int>(tile * 64));
+    }
+    bulk_commit();
+  };
+  // kDeferStore: the last tile's output as the 16-bit pairs stmatrix takes (rows r and r + 8 of
+  // chunk j at 2 j and 2 j + 1), held until the next tile's layer 0 has read the only stage;
+  // then written there and stored, and the stage refilled while the later layers run. Fed only
+  // after the store (the output staged at the end of each tile), every warpgroup waited for its
+  // next tile's load: three alternating rounds, a million rows, 5 layers of 128, us, fed after
+  // the store / deferred: fp16 GELU 283.7-296.3 -> 253.3-273.5, SiLU 261.3-278.9 ->
+  // 247.0-256.5, bf16 GELU 375.0-382.9 -> 351.5-364.8, SiLU 335.7-344.0 -> 321.4-336.7, 4 M rows
+  // of fp16 GELU 1173.0-1190.1 -> 1072.5-1084.7, of bf16 SiLU 1327.8-1376.9 -> 1272.3-1332.6; 8
+  // layers (5 + 3) level.
+  uint32_t held[G::kDeferStore ? 2 * kOutChunks : 1];
+  uint32_t held_tile = p.tiles;  // none
+  const auto store_held = [&] {
+    uint8_t* stage = stages;
+    named_sync(1 + wg);  // every warp's layer 0 has read the stage
+#pragma unroll
+    for (int j = 0; j < kOutChunks; j += 2)
+      stmatrix_x4(chunk_pair_at(smem_u32(stage), j), held[2 * j], held[2 * j + 1], held[2 * j + 2],
+                  held[2 * j + 3]);
+    fence_proxy_async();
+    named_sync(1 + wg);
+    if (tid == 0) store_tile(stage, held_tile);
+  };
   for (uint32_t i = 0;; ++i) {
     const uint32_t slot = i % kStages;
     mbar_wait(&my_full[slot], (i / kStages) & 1);
@@ -817,7 +879,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     // alternating rounds, a million rows, us: 16 wide GELU 33.6-33.8 -> 32.9-33.0, bf16 relu
     // 26.6 -> 26.1-26.3; 32 wide 8 layers 53.8-54.0 -> 53.3-53.5; 64 wide GELU 125.7-126.6 ->
     // 122.9-123.3; the rest level.
-    if (!G::kFeedAfterStore && tid == 0 && !ended) {
+    if (!G::kDeferStore && tid == 0 && !ended) {
       if constexpr (G::kStageInSlot) bulk_wait_read_all();
       feed((i + kStages - 1) % kStages);
     }
@@ -828,6 +890,22 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       load_biases(0);
     }
     wgmma_wait<0>();
+    bool fed = !G::kDeferStore;
+    // kDeferStore: the stage refilled once the store has read it, while a later layer's MMAs
+    // run (thread 0 waits for that read; the other warps do not).
+    const auto feed_after_store = [&] {
+      if (tid == 0 && !ended) {
+        bulk_wait_read_all();
+        feed(0);
+      }
+      fed = true;
+    };
+    if constexpr (G::kDeferStore) {
+      if (held_tile < p.tiles)
+        store_held();
+      else
+        named_sync(1 + wg);  // every warp has read my_tile_in[0] before thread 0 refills it
+    }
 
     for (int l = 0;; ++l) {
       if (l + 1 == p.layers) break;
@@ -882,6 +960,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       if constexpr (kBiasMma)
         if (bias_by_mma) bias_mma<T, W>(d, one, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       wgmma_commit();
+      if (!fed) feed_after_store();
       if constexpr (kBiasInAcc) {
         if (l + 2 < p.layers) load_biases(l + 2);
       } else if constexpr (!kBiasMma) {
@@ -890,23 +969,16 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       wgmma_wait<0>();
     }
 
+    if (!fed) feed_after_store();  // a single layer
+
     // Last layer: bias, then out through the staging buffer once the previous store read it
-    // (staged in the tile's own stage, it is free: layer 0 was its last reader).
+    // (staged in the tile's own stage, it is free: layer 0 was its last reader), or into `held`.
     uint8_t* staging = G::kStageInSlot ? x : stages + kStages * kTileBytes;
     const uint32_t staging_u32 = smem_u32(staging);
-    if (!G::kStageInSlot && tid == 0) bulk_wait_read_all();
-    named_sync(1 + wg);
-    // Four 8 x 8 matrices a stmatrix: rows r and r + 8 of chunks j and j + 1, lanes 8i..8i+7
-    // giving the addresses of matrix i's rows; dense rows as they are (W * 2 bytes apart),
-    // otherwise 128-byte-swizzled 64-column atoms.
-    const uint32_t srow = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
-    auto chunk_pair_at = [&](int j) {
-      const int chunk = j + (lane >> 4);
-      if constexpr (G::kDense)
-        return staging_u32 + srow * W * 2 + chunk * 16;
-      else
-        return staging_u32 + (chunk / 8) * (64 * 128) + swizzled(srow, chunk % 8);
-    };
+    if constexpr (!G::kDeferStore) {
+      if (!G::kStageInSlot && tid == 0) bulk_wait_read_all();
+      named_sync(1 + wg);
+    }
     // Biased, and activated too when this kernel is a segment of a longer MLP: one branch a
     // tile, not one a pair (the kernel is issue-bound).
     [[maybe_unused]] const float k_last = weight_factor(p.layers - 1);  // kFold32
@@ -942,32 +1014,31 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         }
       };
 #pragma unroll
-      for (int j = 0; j < (G::kDense ? W / 8 : G::kAcc / 4); j += 2)
-        stmatrix_x4(chunk_pair_at(j), out(j, 0), out(j, 2), out(j + 1, 0), out(j + 1, 2));
+      for (int j = 0; j < kOutChunks; j += 2) {
+        if constexpr (G::kDeferStore) {
+          held[2 * j] = out(j, 0), held[2 * j + 1] = out(j, 2);
+          held[2 * j + 2] = out(j + 1, 0), held[2 * j + 3] = out(j + 1, 2);
+        } else {
+          stmatrix_x4(chunk_pair_at(staging_u32, j), out(j, 0), out(j, 2), out(j + 1, 0),
+                      out(j + 1, 2));
+        }
+      }
     };
     if (p.act_out)
       stage_out.template operator()<true>();
     else
       stage_out.template operator()<false>();
+    if constexpr (G::kDeferStore) {
+      held_tile = tile;
+      continue;
+    }
     fence_proxy_async();
     named_sync(1 + wg);
-    if (tid == 0) {
-      if (tile == p.tail_tile) {
-        tma_store(&tmap_tail_out, staging, 0, p.tail_row);
-      } else if constexpr (G::kDense) {
-        tma_store(&tmap_out, staging_u32, 0, static_cast<int>(tile * 64));
-      } else {
-#pragma unroll
-        for (int a = 0; a < G::kAtoms; ++a)
-          tma_store(&tmap_out, staging_u32 + a * 64 * 128, a * 64, static_cast<int>(tile * 64));
-      }
-      bulk_commit();
-      if (G::kFeedAfterStore && !ended) {  // the stage is free once the store has read it
-        bulk_wait_read_all();
-        feed(0);
-      }
-    }
+    if (tid == 0) store_tile(staging, tile);
   }
+  // kDeferStore: the last tile's output (the stage is free: the end mark brought no data).
+  if constexpr (G::kDeferStore)
+    if (held_tile < p.tiles) store_held();
   if (tid == 0) bulk_wait_all();
 #endif  // FS_SM90A
 }
