@@ -360,7 +360,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {20001, std::vector<int64_t>(4, 128), true, D::kFp16, A::kNone},   // 2 warpgroups
       {30001, std::vector<int64_t>(10, 128), true, D::kFp16, A::kRelu},  // 5 + 4 layers
       {100003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kGeluTanh},
-      {50001, std::vector<int64_t>(12, 16), true, D::kFp16, A::kSilu},  // 8 + 3 layers
+      {100003, std::vector<int64_t>(6, 16), true, D::kBf16, A::kGeluTanh},  // kFold32
+      {50001, std::vector<int64_t>(12, 16), true, D::kFp16, A::kSilu},      // 8 + 3 layers
       {65537, std::vector<int64_t>(5, 48), false, D::kFp16, A::kSilu},
       {20001, std::vector<int64_t>(10, 64), true, D::kFp16, A::kGeluTanh},
       {20001, std::vector<int64_t>(4, 128), true, D::kFp16, A::kSilu},
