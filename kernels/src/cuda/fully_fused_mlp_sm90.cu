@@ -1120,10 +1120,11 @@ bool FusedMlpSm90::applies(const MlpConfig& c, int device) {
   if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
       cudaSuccess)
     return false;
-  // Checked in the shape of many tiles; few tiles take a shape of no more shared memory.
+  // In the shapes of few tiles and of many (the pass's depends on the SMs the run finds).
   const EpiCost e = epi_cost(c.dtype, c.activation);
   const int width = static_cast<int>(w0);
-  return smem_bytes(width, e, fused_shape(width, e, layers, 1e9), layers) <=
+  return std::max(smem_bytes(width, e, fused_shape(width, e, layers, 0), layers),
+                  smem_bytes(width, e, fused_shape(width, e, layers, 1e9), layers)) <=
          static_cast<size_t>(optin);
 }
 
