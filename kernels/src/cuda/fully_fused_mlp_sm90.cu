@@ -47,12 +47,16 @@
 namespace fusionscope::kernels::detail {
 
 // What a layer's epilogue costs, by which a kernel's geometry is chosen: ReLU or none (light),
-// GELU or SiLU in f16x2 (fp16 kernels), GELU or SiLU in fp32 (bf16 kernels, fp32 accumulators).
-enum class EpiCost { kLight, kHalf, kFloat };
+// GELU or SiLU in f16x2 (fp16 kernels), SiLU or GELU in fp32 (bf16 kernels, fp32 accumulators;
+// GELU's argument two instructions more a value).
+enum class EpiCost { kLight, kHalf, kFloat, kFloatGelu };
 constexpr EpiCost epi_cost(DType dtype, Activation act) {
-  return act == Activation::kRelu || act == Activation::kNone ? EpiCost::kLight
-         : dtype == DType::kFp16                              ? EpiCost::kHalf
-                                                              : EpiCost::kFloat;
+  if (act == Activation::kRelu || act == Activation::kNone) return EpiCost::kLight;
+  if (dtype == DType::kFp16) return EpiCost::kHalf;
+  return act == Activation::kGeluTanh ? EpiCost::kFloatGelu : EpiCost::kFloat;
+}
+constexpr bool fp32_epilogue(EpiCost e) {
+  return e == EpiCost::kFloat || e == EpiCost::kFloatGelu;
 }
 
 // 16 wide with ReLU or no activation (a light epilogue): bound by the tiles in flight, not by its
@@ -79,9 +83,15 @@ constexpr bool deep16(int width, EpiCost e) {
 // wide GELU 77.6-78.1 -> 76.5 but SiLU 73.5-73.8 -> 74.6-74.9 and 128 K rows of GELU 14.3 ->
 // 14.6-14.7; 32 wide bf16 GELU 67.6-68.4 -> 66.1-66.3 but SiLU 55.3-55.4 -> 56.1-56.2 and 128 K
 // rows of SiLU 11.9 -> 14.1-14.2, fp16 level.
+// 32 wide bf16 GELU too, its biases added by the fma that folds its factors (kFold32), three
+// alternating rounds, a million rows, us, four warpgroups (biases by wgmma) / six: 5 layers
+// 67.9-68.0 -> 59.3-59.5, 8 layers 106.1-106.3 -> 93.2-93.4, 4 M rows 248.5-251.6 -> 213.6-216.6,
+// 256 K rows 20.3-20.4 -> 19.7-20.1, 3 layers level (six with the biases by wgmma: 66.5-66.7,
+// 103.4-103.6, 244.8-245.4); but not SiLU (5 layers 55.3-56.9 -> 56.5-57.3, 8 layers
+// 85.3-87.7 -> 86.8-87.5).
 constexpr bool six_warpgroups(int width, EpiCost e) {
-  return e != EpiCost::kLight &&
-         (width == 16 || width == 64 || (width == 48 && e == EpiCost::kFloat));
+  return e != EpiCost::kLight && (width == 16 || width == 64 || (width == 48 && fp32_epilogue(e)) ||
+                                  (width == 32 && e == EpiCost::kFloatGelu));
 }
 // But four of three at 48 and 64 wide where there are fewer tiles than kFewRounds rounds of six
 // warpgroups on every SM (a kernel of each is built). Three alternating rounds, 5 layers, us,
@@ -89,7 +99,7 @@ constexpr bool six_warpgroups(int width, EpiCost e) {
 // 10.2-10.3 -> 11.6-11.7 (level with this rule); above the line, 110 K rows of 48 wide bf16
 // GELU 16.7-16.8 -> 16.0-16.1, 128 K rows of 64 wide fp16 SiLU 17.0-17.2 -> 15.4-16.4.
 constexpr bool four_when_few(int width) {
-  return width == 48 || width == 64;
+  return width == 32 || width == 48 || width == 64;
 }
 constexpr uint64_t kFewRounds = 2;
 // A kernel's shape: warpgroups a block and tiles in each warpgroup's ring of stages. Its loads
@@ -150,9 +160,9 @@ constexpr Shape wide_shape(int width, EpiCost e, int layers, double tiles_a_sm) 
   const bool heavy = e != EpiCost::kLight;
   const bool many = tiles_a_sm >= kWideFewRounds * 4;
   if (width == 96) return heavy && (layers == 3 || layers == 4) ? Shape{4, 2} : Shape{3, 2};
-  if (many && (layers >= 5 || (layers == 4 && e == EpiCost::kFloat))) return {4, 1};
+  if (many && (layers >= 5 || (layers == 4 && fp32_epilogue(e)))) return {4, 1};
   if (layers == 4 && heavy) return {3, 2};
-  if (layers == 3 && e == EpiCost::kFloat) return {4, 2};
+  if (layers == 3 && fp32_epilogue(e)) return {4, 2};
   return {2, 2};
 }
 // The shape of a pass of `layers` layers of this width over tiles_a_sm 64-row tiles an SM.
@@ -315,7 +325,7 @@ constexpr bool max_layers_fit() {
 template <int W>
 constexpr bool max_layers_fit() {
   return max_layers_fit<W, EpiCost::kLight>() && max_layers_fit<W, EpiCost::kHalf>() &&
-         max_layers_fit<W, EpiCost::kFloat>();
+         max_layers_fit<W, EpiCost::kFloat>() && max_layers_fit<W, EpiCost::kFloatGelu>();
 }
 static_assert(max_layers_fit<16>() && max_layers_fit<32>() && max_layers_fit<48>() &&
               max_layers_fit<64>() && max_layers_fit<96>() && max_layers_fit<128>());
@@ -346,8 +356,10 @@ size_t smem_bytes(int width, EpiCost e, Shape shape, int layers) {
         return smem_bytes<W, EpiCost::kLight>(shape, layers);
       case EpiCost::kHalf:
         return smem_bytes<W, EpiCost::kHalf>(shape, layers);
-      default:
+      case EpiCost::kFloat:
         return smem_bytes<W, EpiCost::kFloat>(shape, layers);
+      default:
+        return smem_bytes<W, EpiCost::kFloatGelu>(shape, layers);
     }
   });
 }

@@ -19,8 +19,9 @@ struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   // How each layer's biases are added (alternating rounds, a million rows):
-  // - 32 wide bf16: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu
-  //   65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost more than the adds);
+  // - 32 wide bf16 but GELU: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7
+  //   us, silu 65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost more than
+  //   the adds; 32 wide GELU takes them in the fma of kFold32, in six warpgroups);
   // - every fp16 kernel, and ReLU or no activation in bf16 but at 32 wide: to
   //   the 16-bit pairs, activated there (bias_act2). Against fp32 adds and activations, 5 layers
   //   fp16 unless said: relu 16 wide 30.2-30.9 -> 28.3-29.2 us (8 layers 36.3-36.7 ->
@@ -35,7 +36,8 @@ struct FusedEpilogue {
   //   (tanh.approx.bf16x2) 12-20% faster, but 16 layers of 64 reached 1.97e-2 of relative error
   //   against 5.3e-3 (bf16's tolerance is 2e-2; see docs/kernels.md);
   // - otherwise fp32 adds ahead of the activation.
-  static constexpr bool kBiasMma = W == 32 && !std::is_same_v<T, __half>;
+  static constexpr bool kBiasMma =
+      W == 32 && !std::is_same_v<T, __half> && A != Activation::kGeluTanh;
   static constexpr bool kHalfBias =
       !kBiasMma && (A == Activation::kRelu || A == Activation::kNone || kHalfAct);
   // fp16 accumulators wherever the pairs get their biases in 16 bits (every fp16 kernel): the
@@ -108,11 +110,13 @@ struct FusedEpilogue {
   // three alternating rounds, a million rows, us: 5 layers 33.9-34.1 -> 31.2, 8 layers
   // 51.0-51.6 -> 47.3-48.2, 3 layers 26.8-28.0 -> 26.5-27.8, 128 K rows 8.4-8.6 -> 8.1-8.4, 4 M
   // rows 117.0-119.7 -> 104.1-107.3, 16 layers 102.6-105.9 -> 96.1-99.4 (relative error 2.06e-2
-  // both, over bf16's 2e-2 as every variant is there: eager 2.64e-2; 8 layers 4.74e-3).
+  // both, over bf16's 2e-2 as every variant is there: eager 2.64e-2; 8 layers 4.74e-3). And at
+  // 32 wide, its biases in this fma rather than by wgmma, in six warpgroups (six_warpgroups).
   static constexpr bool kFold32 =
       !kHalfBias && !kBiasMma &&
-      (A == Activation::kSilu || (A == Activation::kGeluTanh && (W == 16 || W == 48 || W == 64 ||
-                                                                 (W == 128 && kWarpgroups > 2))));
+      (A == Activation::kSilu ||
+       (A == Activation::kGeluTanh &&
+        (W == 16 || W == 32 || W == 48 || W == 64 || (W == 128 && kWarpgroups > 2))));
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
