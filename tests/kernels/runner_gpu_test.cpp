@@ -196,6 +196,8 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 100003, std::vector<int64_t>(3, 48), true, D::kBf16, A::kSilu), fused},
       {"32 wide bf16 GELU: six warpgroups, its biases in the fma",
        make(K::kMlp, 300001, std::vector<int64_t>(4, 32), true, D::kBf16, A::kGeluTanh), fused},
+      {"32 wide bf16, no activation: 16-bit biases, a tail of 1",
+       make(K::kMlp, 4001, std::vector<int64_t>(4, 32), true, D::kBf16, A::kNone), fused},
       {"32 wide: packed 2 to a row, a tail of 1",
        make(K::kMlp, 301, std::vector<int64_t>(4, 32), true, D::kFp16, A::kSilu), fused},
       {"64 wide, more tiles than warpgroups: each takes several in turn",
@@ -370,6 +372,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {50001, std::vector<int64_t>(12, 32), true, D::kFp16, A::kGeluTanh},  // 8 + 3 layers
       {65537, std::vector<int64_t>(6, 32), true, D::kFp16, A::kSilu},
       {65537, std::vector<int64_t>(3, 32), false, D::kFp16, A::kRelu},
+      {65537, std::vector<int64_t>(9, 32), true, D::kBf16, A::kNone},  // 16-bit biases, 8 layers
       {65537, std::vector<int64_t>(3, 64), true, D::kFp16, A::kGeluTanh},  // first and last
       {65537, std::vector<int64_t>(2, 64), true, D::kFp16, A::kGeluTanh},  // one layer: no act
       {20001, std::vector<int64_t>(9, 96), true, D::kFp16, A::kGeluTanh},  // 5 + 3 layers

@@ -19,10 +19,13 @@ struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   // How each layer's biases are added (alternating rounds, a million rows):
-  // - 32 wide bf16 but GELU: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 -> 52.6-52.7
-  //   us, silu 65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost more than
-  //   the adds; 32 wide GELU takes them in the fma of kFold32, in six warpgroups);
-  // - every fp16 kernel, and ReLU or no activation in bf16 but at 32 wide: to
+  // - 32 wide bf16 ReLU and SiLU: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 ->
+  //   52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost
+  //   more than the adds; 32 wide GELU takes them in the fma of kFold32, in six warpgroups). Not
+  //   with no activation: there ptxas serialized the wgmmas for registers (C7512), and the 16-bit
+  //   pairs below measured faster, three alternating rounds, a million rows, us: 5 layers
+  //   50.2-50.6 -> 49.0-49.3, 8 layers 56.9-57.8 -> 49.7;
+  // - every fp16 kernel, and ReLU or no activation in bf16 but 32 wide ReLU: to
   //   the 16-bit pairs, activated there (bias_act2). Against fp32 adds and activations, 5 layers
   //   fp16 unless said: relu 16 wide 30.2-30.9 -> 28.3-29.2 us (8 layers 36.3-36.7 ->
   //   29.6-29.8, bf16 30.1-30.3 -> 28.6-28.7); 48 wide 74.2-74.4 -> 74.4-74.8 (memory-bound)
@@ -37,7 +40,7 @@ struct FusedEpilogue {
   //   against 5.3e-3 (bf16's tolerance is 2e-2; see docs/kernels.md);
   // - otherwise fp32 adds ahead of the activation.
   static constexpr bool kBiasMma =
-      W == 32 && !std::is_same_v<T, __half> && A != Activation::kGeluTanh;
+      W == 32 && !std::is_same_v<T, __half> && (A == Activation::kRelu || A == Activation::kSilu);
   static constexpr bool kHalfBias =
       !kBiasMma && (A == Activation::kRelu || A == Activation::kNone || kHalfAct);
   // fp16 accumulators wherever the pairs get their biases in 16 bits (every fp16 kernel): the
