@@ -196,6 +196,10 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 100003, std::vector<int64_t>(3, 48), true, D::kBf16, A::kSilu), fused},
       {"32 wide bf16 GELU: six warpgroups, its biases in the fma",
        make(K::kMlp, 300001, std::vector<int64_t>(4, 32), true, D::kBf16, A::kGeluTanh), fused},
+      {"96 wide bf16 GELU: biases by wgmma from the weight's padding, a partial last tile",
+       make(K::kMlp, 100, std::vector<int64_t>(5, 96), true, D::kBf16, A::kGeluTanh), fused},
+      {"32 wide bf16 SiLU: biases by wgmma, halved weights, a tail of 1",
+       make(K::kMlp, 301, std::vector<int64_t>(4, 32), true, D::kBf16, A::kSilu), fused},
       {"32 wide bf16, no activation: 16-bit biases, a tail of 1",
        make(K::kMlp, 4001, std::vector<int64_t>(4, 32), true, D::kBf16, A::kNone), fused},
       {"32 wide: packed 2 to a row, a tail of 1",
@@ -373,9 +377,14 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {65537, std::vector<int64_t>(6, 32), true, D::kFp16, A::kSilu},
       {65537, std::vector<int64_t>(3, 32), false, D::kFp16, A::kRelu},
       {65537, std::vector<int64_t>(9, 32), true, D::kBf16, A::kNone},  // 16-bit biases, 8 layers
-      {65537, std::vector<int64_t>(3, 64), true, D::kFp16, A::kGeluTanh},  // first and last
-      {65537, std::vector<int64_t>(2, 64), true, D::kFp16, A::kGeluTanh},  // one layer: no act
-      {20001, std::vector<int64_t>(9, 96), true, D::kFp16, A::kGeluTanh},  // 5 + 3 layers
+      // bf16 GELU and SiLU with biases by wgmma and factors in the weights (kFoldMma)
+      {65537, std::vector<int64_t>(6, 32), false, D::kBf16, A::kSilu},       // halved, no biases
+      {100003, std::vector<int64_t>(9, 96), true, D::kBf16, A::kSilu},       // 5 + 3 layers
+      {100003, std::vector<int64_t>(10, 48), true, D::kBf16, A::kGeluTanh},  // 8 + 1 layers
+      {30001, std::vector<int64_t>(2, 96), true, D::kBf16, A::kGeluTanh},    // one layer: no act
+      {65537, std::vector<int64_t>(3, 64), true, D::kFp16, A::kGeluTanh},    // first and last
+      {65537, std::vector<int64_t>(2, 64), true, D::kFp16, A::kGeluTanh},    // one layer: no act
+      {20001, std::vector<int64_t>(9, 96), true, D::kFp16, A::kGeluTanh},    // 5 + 3 layers
       {20001, std::vector<int64_t>(6, 96), false, D::kFp16, A::kSilu},
       {100003, std::vector<int64_t>(6, 96), true, D::kBf16, A::kGeluTanh},  // 5 layers: the most
       // GELU cut into 5 + 4 layers at 128 wide; at 48 wide its halving folded into the weights

@@ -472,22 +472,30 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
   }
 }
 
-// Packed widths: the biases sit in column 0 of the k16 slice after the weight's (slice W / 16,
-// zeros elsewhere), in the weight's rows, so a wgmma of that slice by an A that is 1 in column 0
-// and 0 elsewhere adds them to the accumulator: one instruction a diagonal block instead of an
-// add an accumulator.
+// The biases sit in column 0 of the k16 slice after the weight's (slice W / 16, zeros elsewhere),
+// in the weight's rows (packed widths) or its padding (48 and 96 wide), so a wgmma of that slice
+// by an A that is 1 in column 0 and 0 elsewhere adds them to the accumulator: one instruction a
+// diagonal block instead of an add an accumulator.
 template <int W>
 constexpr int kBiasChunk = 2 * (W / 16);  // its first 16-byte chunk in each row
 template <typename T, int W>
 __device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const uint32_t (&one)[4],
                                          uint32_t w) {
-#pragma unroll
-  for (int b = 0; b < 64 / W; ++b) {
-    const uint64_t db = smem_desc_from_lo(w + kBiasChunk<W>);  // 16 bytes a descriptor unit
-    if constexpr (W == 32)
-      wgmma_m64n32k16_rs<T>(d + 16 * b, one, db, 1);
+  if constexpr (W == 48 || W == 96) {  // the padding slice after the weight's W / 16
+    const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, W / 16));
+    if constexpr (W == 96)
+      wgmma_m64n96k16_rs<T>(d, one, db, 1);
     else
-      wgmma_m64n16k16_rs<T>(d + 8 * b, one, db, 1);
+      wgmma_m64n48k16_rs<T>(d, one, db, 1);
+  } else {
+#pragma unroll
+    for (int b = 0; b < 64 / W; ++b) {
+      const uint64_t db = smem_desc_from_lo(w + kBiasChunk<W>);  // 16 bytes a descriptor unit
+      if constexpr (W == 32)
+        wgmma_m64n32k16_rs<T>(d + 16 * b, one, db, 1);
+      else
+        wgmma_m64n16k16_rs<T>(d + 8 * b, one, db, 1);
+    }
   }
 }
 
@@ -658,7 +666,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   using E = FusedEpilogue<T, A, W, kWg>;  // how the biases and activation are applied
   constexpr bool kBiasMma = E::kBiasMma, kHalfBias = E::kHalfBias, kF16Acc = E::kF16Acc;
   constexpr bool kFold = E::kFold, kFold32 = E::kFold32, kBiasVec = E::kBiasVec;
-  constexpr bool kBiasInAcc = E::kBiasInAcc;
+  constexpr bool kBiasInAcc = E::kBiasInAcc, kFoldMma = E::kFoldMma;
   using Acc = std::conditional_t<kF16Acc, uint32_t, float>;
   const auto bias_factor = [&](int l) { return E::bias_factor(l, p); };
   const auto weight_factor = [&](int l) { return E::weight_factor(l, p); };
@@ -678,6 +686,9 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     for (int i = threadIdx.x; i < p.layers * kRows * kChunks; i += G::kThreads) {
       const int l = i / (kRows * kChunks), n = (i / kChunks) % kRows, c = i % kChunks;
       const T* src = static_cast<const T*>(p.weights[l]);
+      // the bias slice of a dense width's padding is written below
+      if constexpr (kBiasMma && G::kDense)
+        if (c == kBiasChunk<W> || c == kBiasChunk<W> + 1) continue;
       const bool data = G::kPacked || (n < W && c * 8 < W);  // else the padding: zeros
       cp_async_16(weight_chunk(l, n, c), data ? src + (n % W) * W + c * 8 % W : src, data ? 16 : 0);
     }
@@ -697,19 +708,21 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   for (int k = 0; k < kBiasLoads; ++k) {
     const int i = threadIdx.x + k * G::kThreads, l = i / kCols, n = i % kCols;
     if (i >= p.layers * kCols) break;
-    if constexpr (kBiasMma) {  // 32 wide bf16: the bias in the weight too, its slice after W's
-      if (n < W) {
-        *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W>)) =
-            make_uint4(bias_bits[k], 0u, 0u, 0u);
-        *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W> + 1)) =
-            make_uint4(0u, 0u, 0u, 0u);
-      }
-    }
     T bias;
     static_assert(sizeof(T) == sizeof(uint16_t));
     memcpy(&bias, &bias_bits[k], sizeof bias);
     float v = to_float(bias);
-    if constexpr (kFold || kFold32) v *= bias_factor(l);
+    if constexpr (kFold || kFold32 || kFoldMma) v *= bias_factor(l);
+    if constexpr (kBiasMma) {  // bf16: the bias in the weight too, its slice after W's
+      uint16_t bits;
+      const T folded = from_float<T>(v);  // with its factor (kFoldMma), rounded to 16 bits
+      memcpy(&bits, &folded, sizeof bits);
+      if (n < W) {
+        *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W>)) = make_uint4(bits, 0u, 0u, 0u);
+        *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W> + 1)) =
+            make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
     if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kHalfBias)
@@ -720,20 +733,20 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
   }
   cp_async_wait<0>();
-  if constexpr (kFold) {  // each thread scales the chunks it copied, each product rounded once
+  if constexpr (kFold || kFoldMma) {  // each thread scales the chunks it copied, each rounded once
     constexpr int kRows = G::kWeightRows, kChunks = G::kWeightChunks;
     for (int i = threadIdx.x; i < p.layers * kRows * kChunks; i += G::kThreads) {
       const int l = i / (kRows * kChunks), n = (i / kChunks) % kRows, c = i % kChunks;
       const float f = weight_factor(l);
       if (f == 1.f) continue;
+      if constexpr (kBiasMma && G::kDense)
+        if (c * 8 >= W) continue;  // the padding, and the biases (scaled above)
       uint4* chunk = reinterpret_cast<uint4*>(weight_chunk(l, n, c));
       uint4 v = *chunk;
       for (uint32_t* word : {&v.x, &v.y, &v.z, &v.w}) {
-        __half2 w;
-        memcpy(&w, word, sizeof w);
-        const float2 x = __half22float2(w);
-        w = __floats2half2_rn(x.x * f, x.y * f);
-        memcpy(word, &w, sizeof w);
+        const float2 x = make_float2(to_float(reinterpret_cast<const T*>(word)[0]),
+                                     to_float(reinterpret_cast<const T*>(word)[1]));
+        *word = pack2<T>(x.x * f, x.y * f);
       }
       *chunk = v;
     }
@@ -743,6 +756,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 
   // Descriptors' low words of layer 0's weights and of the first stage (smem_desc_lo).
   const uint32_t weights_desc = smem_desc_lo(smem_u32(weights));
+  // bias_mma's operand: layer l's weight (its bias slice follows the weight's).
+  const auto bias_desc = [&](int l) { return weights_desc + l * (G::kLayerBytes / 16); };
   const uint32_t stages_desc = smem_desc_lo(smem_u32(stages));
   const auto act = [](float v) { return epilogue_act<A>(v); };
   const int cp = 2 * (lane % 4);  // accumulator columns 8j + cp, 8j + cp + 1
@@ -842,6 +857,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       layer0_mma_dense<T, W, Acc, kBiasInAcc>(h, x, weights_desc, warp, lane);
     } else if constexpr (G::kDense) {
       layer0_mma_dense<T, W, Acc>(d, x, weights_desc, warp, lane);
+      if constexpr (kBiasMma)
+        if (bias_by_mma) bias_mma<T, W>(d, one, bias_desc(0));
     } else if constexpr (kF16Acc) {
       wgmma_fence();
       layer_mma_ss<T, W, Acc, kBiasInAcc>(h, stages_desc + slot * (kTileBytes / 16), weights_desc);
@@ -849,7 +866,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       wgmma_fence();
       layer_mma_ss<T, W, Acc>(d, stages_desc + slot * (kTileBytes / 16), weights_desc);
       if constexpr (kBiasMma)
-        if (bias_by_mma) bias_mma<T, W>(d, one, weights_desc);
+        if (bias_by_mma) bias_mma<T, W>(d, one, bias_desc(0));
     }
     // Up to 64 wide, each layer's biases are read while its wgmma runs, not after it: the
     // shared-memory latency left the bias add waiting on the critical path of every layer. At
@@ -950,6 +967,12 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
             a[t][2 * hh + 1] = bias_act2<T, A, kFold>(pack2<T>(d[4 * j + 2], d[4 * j + 3]), hbv[j]);
           } else {
             const float2 b = bias_of(j);
+            if constexpr (kFoldMma) {  // the accumulator is the argument
+              a[t][2 * hh] = pack2<T>(act_folded_f32<A>(d[4 * j]), act_folded_f32<A>(d[4 * j + 1]));
+              a[t][2 * hh + 1] =
+                  pack2<T>(act_folded_f32<A>(d[4 * j + 2]), act_folded_f32<A>(d[4 * j + 3]));
+              continue;
+            }
             if constexpr (kFold32) {
               a[t][2 * hh] = pack2<T>(act_folded_f32<A>(fmaf(d[4 * j], k, b.x)),
                                       act_folded_f32<A>(fmaf(d[4 * j + 1], k, b.y)));
@@ -970,7 +993,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       else
         layer_mma_rs<T, W, Acc>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       if constexpr (kBiasMma)
-        if (bias_by_mma) bias_mma<T, W>(d, one, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+        if (bias_by_mma) bias_mma<T, W>(d, one, bias_desc(l + 1));
       wgmma_commit();
       if (!fed) feed_after_store();
       if constexpr (kBiasInAcc) {
@@ -1008,9 +1031,10 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
                                                    hbv[j]);
         } else {
           const float2 b = bias_of(j);
-          if constexpr (kFold32) {  // the last layer's factor; SiLU's x / 2 when activated
-            const float x0 = fmaf(d[4 * j + i], k_last, b.x);
-            const float x1 = fmaf(d[4 * j + i + 1], k_last, b.y);
+          if constexpr (kFold32 ||
+                        kFoldMma) {  // the last layer's factor; SiLU's x / 2 when activated
+            const float x0 = kFoldMma ? d[4 * j + i] : fmaf(d[4 * j + i], k_last, b.x);
+            const float x1 = kFoldMma ? d[4 * j + i + 1] : fmaf(d[4 * j + i + 1], k_last, b.y);
             if constexpr (kAct && A == Activation::kSilu)
               return pack2<T>(act_folded_f32<A>(x0), act_folded_f32<A>(x1));
             else if constexpr (kAct)

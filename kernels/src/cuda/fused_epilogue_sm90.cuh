@@ -19,7 +19,8 @@ struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   // How each layer's biases are added (alternating rounds, a million rows):
-  // - 32 wide bf16 ReLU and SiLU: by wgmma (bias_mma), against fp32 adds relu 53.7-53.8 ->
+  // - 32 wide bf16 ReLU and SiLU, 48 and 96 wide bf16 GELU and SiLU: by wgmma (bias_mma; see
+  //   kFoldMma), 32 wide against fp32 adds relu 53.7-53.8 ->
   //   52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost
   //   more than the adds; 32 wide GELU takes them in the fma of kFold32, in six warpgroups). Not
   //   with no activation: there ptxas serialized the wgmmas for registers (C7512), and the 16-bit
@@ -40,7 +41,30 @@ struct FusedEpilogue {
   //   against 5.3e-3 (bf16's tolerance is 2e-2; see docs/kernels.md);
   // - otherwise fp32 adds ahead of the activation.
   static constexpr bool kBiasMma =
-      W == 32 && !std::is_same_v<T, __half> && (A == Activation::kRelu || A == Activation::kSilu);
+      !std::is_same_v<T, __half> &&
+      ((W == 32 && (A == Activation::kRelu || A == Activation::kSilu)) ||
+       ((W == 48 || W == 96) && (A == Activation::kSilu || A == Activation::kGeluTanh)));
+  // bf16 GELU and SiLU whose biases go in by wgmma take their factors (kFold's) in the weights
+  // and biases in shared memory, as fp16 does: the accumulator is the activation's argument, and
+  // the epilogue a tanh and three fp32 instructions a GELU value (one a SiLU value) where
+  // kFold32's fma made four (two). At 48 and 96 wide the weight's padding holds the bias slice
+  // (one more k16 slice a layer: 3 -> 4 at 48 wide, 6 -> 7 at 96). SiLU's factors are powers of
+  // two, so its results are the same bits; GELU's 1 / s and s / 2 round the scaled weights and
+  // biases once more. Three alternating rounds, a million rows, 5 layers unless said, us,
+  // kFold32 / this: 48 wide GELU 99.2-100.4 -> 85.3-85.4 (8 layers 156.9-171.4 -> 132.3-140.6),
+  // SiLU 86.0-87.2 -> 78.6-79.8 (8 layers 132.3-132.7 -> 123.3-125.2; 128 K rows level); 96 wide
+  // GELU 256.9-263.9 -> 239.4-243.3 (4 layers 209.6-215.4 -> 175.7-186.7, 8 layers
+  // 439.3-468.1 -> 408.9-420.1), SiLU 234.4-241.3 -> 220.0-223.4 (8 layers 399.4-405.2 ->
+  // 380.4-385.9; 3 layers level); 32 wide SiLU (its biases already by wgmma, its factors
+  // folded now) 55.8-56.1 -> 54.1-54.5, 8 layers 85.6-87.9 -> 83.4-84.9. The largest relative
+  // errors: SiLU unchanged, GELU 4.16e-3 -> 4.89e-3 (48 wide), 3.98e-3 -> 4.82e-3 (96 wide), 8
+  // layers 5.32e-3 -> 5.87e-3 and 5.21e-3 -> 6.35e-3 (bf16's tolerance is 2e-2). Not at 64 wide,
+  // whose slice has no padding to sit in (a 128-byte-swizzled atom of four layers' slices after
+  // the weights: ptxas serialized the wgmmas in six warpgroups, C7512; GELU 124.0-124.4 ->
+  // 121.4-126.4, SiLU level, 128 K rows of GELU 23.3-24.1 -> 23.4-25.1), nor at 16 and 32 wide
+  // GELU in six warpgroups (C7512 too).
+  static constexpr bool kFoldMma =
+      kBiasMma && (A == Activation::kSilu || A == Activation::kGeluTanh);
   static constexpr bool kHalfBias =
       !kBiasMma && (A == Activation::kRelu || A == Activation::kNone || kHalfAct);
   // fp16 accumulators wherever the pairs get their biases in 16 bits (every fp16 kernel): the
