@@ -190,8 +190,10 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 303, std::vector<int64_t>(4, 16), true, D::kFp16, A::kGeluTanh), fused},
       {"16 wide fp16 SiLU: six warpgroups, each stage of two refilled many times",
        make(K::kMlp, 1000003, std::vector<int64_t>(3, 16), true, D::kFp16, A::kSilu), fused},
-      {"64 wide bf16 GELU: six warpgroups, each stage of two refilled several times",
+      {"64 wide bf16 GELU: five warpgroups, biases by wgmma from their atom, stages refilled",
        make(K::kMlp, 200003, std::vector<int64_t>(3, 64), true, D::kBf16, A::kGeluTanh), fused},
+      {"64 wide bf16 SiLU, 8 layers: the biases in two atoms, a partial last tile",
+       make(K::kMlp, 1000, std::vector<int64_t>(9, 64), true, D::kBf16, A::kSilu), fused},
       {"48 wide bf16 SiLU: six warpgroups, dense rows, a partial last tile",
        make(K::kMlp, 100003, std::vector<int64_t>(3, 48), true, D::kBf16, A::kSilu), fused},
       {"32 wide bf16 GELU: six warpgroups, its biases in the fma",
@@ -434,9 +436,9 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
       // The first kernel's warpgroups and stages, which the plan names: six of two where GELU or
       // SiLU bound the kernel (16 and 64 wide, 48 wide in bf16, 32 wide bf16 GELU; at 32 to 64 wide
-      // only with two rounds of tiles for six); at 96 and 128 wide more the fewer the layers
-      // (wide_shape); three of two at 96 wide, two of two at 128, four of five at 16 wide with ReLU
-      // or none, four of three otherwise.
+      // only with two rounds of tiles for six; five at 64 wide bf16); at 96 and 128 wide more the
+      // fewer the layers (wide_shape); three of two at 96 wide, two of two at 128, four of five at
+      // 16 wide with ReLU or none, four of three otherwise.
       const int64_t w = k.widths[0];
       const int layers = std::min(static_cast<int>(k.widths.size()) - 1, w > 64 ? 5 : 8);
       const bool heavy = k.act == A::kGeluTanh || k.act == A::kSilu;
@@ -446,7 +448,10 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
           heavy &&
           (w == 16 || (many && (w == 64 || (w == 48 && k.dtype == D::kBf16) ||
                                 (w == 32 && k.dtype == D::kBf16 && k.act == A::kGeluTanh))));
-      int warpgroups = w == 96 ? 3 : w > 64 ? 2 : six ? 6 : 4;
+      int warpgroups = w == 96  ? 3
+                       : w > 64 ? 2
+                       : six    ? (w == 64 && k.dtype == D::kBf16 ? 5 : 6)
+                                : 4;
       int stages = w > 64 || six ? 2 : w == 16 && !heavy ? 5 : 3;
       if (heavy && w == 96 && (layers == 3 || layers == 4)) warpgroups = 4;
       if (w == 128) {

@@ -119,10 +119,18 @@ struct Shape {
 //   168.3-168.8, GELU 297.0-297.4 -> 255.1-255.6, SiLU 290.1-292.8 -> 251.7-252.4; GELU 8 layers
 //   (two kernels) 411.7-413.4 -> 382.3-388.9, 128 K rows 38.9-39.0 -> 36.1-36.3; relu 2 layers
 //   163.0-163.2 -> 144.3-144.6; SiLU 4 M rows 913.4-939.3 -> 840.6-867.0.
+// - 64 wide bf16 GELU and SiLU: five warpgroups where six_warpgroups gives six, their biases by
+//   wgmma (kFoldMma, Geometry::kBiasAtoms): in six ptxas serialized the wgmmas (C7512, 80
+//   registers a thread) and the pair measured level (GELU 124.0-124.4 -> 121.4-126.4 us, SiLU
+//   level); in five (83 and 96 registers, no serialization), three alternating rounds, a million
+//   rows, 5 layers unless said, us, six with kFold32 / five with kFoldMma: GELU 124.0-125.2 ->
+//   117.0-117.6 (8 layers 200.2-215.1 -> 186.1-198.8, 4 M rows 514.9-516.9 -> 467.1-511.4),
+//   SiLU 106.6-110.7 -> 103.8-107.5 (8 layers 169.5-174.3 -> 167.0-173.1, 4 M rows
+//   446.7-450.9 -> 430.1-458.5); 3 layers and 256 K rows level.
 constexpr Shape base_shape(int width, EpiCost e, bool six) {
   if (width == 96) return {3, 2};
   if (width > 64) return {2, 2};
-  if (six) return {6, 2};
+  if (six) return {width == 64 && fp32_epilogue(e) ? 5 : 6, 2};
   return {4, deep16(width, e) ? 5 : 3};
 }
 // 96 and 128 wide: with GELU or SiLU the layers bound the kernel from three layers on, and the
@@ -236,6 +244,14 @@ struct FusedMlpSm90Geometry {
   // Biases as 16 bits at 128 wide (room) and in kDeep16, whose epilogues all add them so
   // (kHalfBias).
   static constexpr int kBiasBytes = kCols == 128 || kDeep16 ? 2 : 4;
+  // 64 wide bf16 GELU and SiLU add their biases by wgmma (FusedEpilogue::kFoldMma) from k16
+  // slices of their own, the weight having no padding to hold them: four layers' slices to a
+  // 128-byte-swizzled atom (64 rows of 128 bytes, slice l % 4 of atom l / 4), in place of the
+  // bias array (so that 8 layers still fit).
+  static constexpr bool kBiasAtoms = W == 64 && fp32_epilogue(E);
+  static constexpr size_t bias_bytes(int layers) {
+    return kBiasAtoms ? size_t((layers + 3) / 4) * 8192 : size_t(layers) * kCols * kBiasBytes;
+  }
 };
 
 namespace {
@@ -304,7 +320,7 @@ constexpr size_t smem_bytes(Shape s, int layers) {
   using G = Geometry<W, E>;  // for what does not depend on the shape
   const size_t per_warpgroup = size_t(s.stages + (G::kStageInSlot ? 0 : 1)) * G::kTileBytes;
   return size_t{1024} + size_t(layers) * G::kLayerBytes + size_t(s.warpgroups) * per_warpgroup +
-         size_t(layers) * G::kCols * G::kBiasBytes +
+         G::bias_bytes(layers) +
          size_t(s.warpgroups) * size_t(s.stages) * (8 + 4);  // barriers, then tile numbers
 }
 // fused_sm90_max_layers (buffers.h), by which the planner cuts deep MLPs into kernels, is what
@@ -473,7 +489,8 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
 }
 
 // The biases sit in column 0 of the k16 slice after the weight's (slice W / 16, zeros elsewhere),
-// in the weight's rows (packed widths) or its padding (48 and 96 wide), so a wgmma of that slice
+// in the weight's rows (packed widths) or its padding (48 and 96 wide; 64 wide: the bias atoms,
+// Geometry::kBiasAtoms), so a wgmma of that slice
 // by an A that is 1 in column 0 and 0 elsewhere adds them to the accumulator: one instruction a
 // diagonal block instead of an add an accumulator.
 template <int W>
@@ -481,7 +498,9 @@ constexpr int kBiasChunk = 2 * (W / 16);  // its first 16-byte chunk in each row
 template <typename T, int W>
 __device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const uint32_t (&one)[4],
                                          uint32_t w) {
-  if constexpr (W == 48 || W == 96) {  // the padding slice after the weight's W / 16
+  if constexpr (W == 64) {  // w: the slice itself, in the bias atoms
+    wgmma_m64n64k16_rs<T>(d, one, smem_desc_from_lo(w), 1);
+  } else if constexpr (W == 48 || W == 96) {  // the padding slice after the weight's W / 16
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, W / 16));
     if constexpr (W == 96)
       wgmma_m64n96k16_rs<T>(d, one, db, 1);
@@ -556,7 +575,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   uint8_t* weights = base;
   uint8_t* tiles = weights + p.layers * G::kLayerBytes;
   uint8_t* biases = tiles + G::kWarpgroups * G::kPerWarpgroup;
-  uint64_t* full = reinterpret_cast<uint64_t*>(biases + p.layers * kCols * G::kBiasBytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(biases + G::bias_bytes(p.layers));
   // The tile in each stage, written by the warpgroup's thread 0 before it arms the stage's
   // barrier (its arrive releases the write to the threads that wait on the barrier).
   uint32_t* tile_in = reinterpret_cast<uint32_t*>(full + G::kWarpgroups * kStages);
@@ -717,7 +736,12 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       uint16_t bits;
       const T folded = from_float<T>(v);  // with its factor (kFoldMma), rounded to 16 bits
       memcpy(&bits, &folded, sizeof bits);
-      if (n < W) {
+      if constexpr (G::kBiasAtoms) {  // no bias array: the atoms hold them
+        uint8_t* atom = biases + (l / 4) * 8192;
+        *reinterpret_cast<uint4*>(atom + swizzled(n, 2 * (l % 4))) = make_uint4(bits, 0u, 0u, 0u);
+        *reinterpret_cast<uint4*>(atom + swizzled(n, 2 * (l % 4) + 1)) = make_uint4(0u, 0u, 0u, 0u);
+        continue;
+      } else if (n < W) {
         *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W>)) = make_uint4(bits, 0u, 0u, 0u);
         *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W> + 1)) =
             make_uint4(0u, 0u, 0u, 0u);
@@ -756,8 +780,15 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 
   // Descriptors' low words of layer 0's weights and of the first stage (smem_desc_lo).
   const uint32_t weights_desc = smem_desc_lo(smem_u32(weights));
-  // bias_mma's operand: layer l's weight (its bias slice follows the weight's).
-  const auto bias_desc = [&](int l) { return weights_desc + l * (G::kLayerBytes / 16); };
+  // bias_mma's operand for layer l: its weight (the bias slice follows the weight's), or at 64
+  // wide its slice of the bias atoms.
+  [[maybe_unused]] const uint32_t bias_atoms_desc = smem_desc_lo(smem_u32(biases));
+  const auto bias_desc = [&](int l) {
+    if constexpr (G::kBiasAtoms)
+      return bias_atoms_desc + (l / 4) * (8192 / 16) + (l % 4) * 2;
+    else
+      return weights_desc + l * (G::kLayerBytes / 16);
+  };
   const uint32_t stages_desc = smem_desc_lo(smem_u32(stages));
   const auto act = [](float v) { return epilogue_act<A>(v); };
   const int cp = 2 * (lane % 4);  // accumulator columns 8j + cp, 8j + cp + 1

@@ -19,7 +19,7 @@ struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   // How each layer's biases are added (alternating rounds, a million rows):
-  // - 32 wide bf16 ReLU and SiLU, 48 and 96 wide bf16 GELU and SiLU: by wgmma (bias_mma; see
+  // - 32 wide bf16 ReLU and SiLU, 48 to 96 wide bf16 GELU and SiLU: by wgmma (bias_mma; see
   //   kFoldMma), 32 wide against fp32 adds relu 53.7-53.8 ->
   //   52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost
   //   more than the adds; 32 wide GELU takes them in the fma of kFold32, in six warpgroups). Not
@@ -43,7 +43,7 @@ struct FusedEpilogue {
   static constexpr bool kBiasMma =
       !std::is_same_v<T, __half> &&
       ((W == 32 && (A == Activation::kRelu || A == Activation::kSilu)) ||
-       ((W == 48 || W == 96) && (A == Activation::kSilu || A == Activation::kGeluTanh)));
+       ((W == 48 || W == 64 || W == 96) && (A == Activation::kSilu || A == Activation::kGeluTanh)));
   // bf16 GELU and SiLU whose biases go in by wgmma take their factors (kFold's) in the weights
   // and biases in shared memory, as fp16 does: the accumulator is the activation's argument, and
   // the epilogue a tanh and three fp32 instructions a GELU value (one a SiLU value) where
@@ -58,11 +58,10 @@ struct FusedEpilogue {
   // 380.4-385.9; 3 layers level); 32 wide SiLU (its biases already by wgmma, its factors
   // folded now) 55.8-56.1 -> 54.1-54.5, 8 layers 85.6-87.9 -> 83.4-84.9. The largest relative
   // errors: SiLU unchanged, GELU 4.16e-3 -> 4.89e-3 (48 wide), 3.98e-3 -> 4.82e-3 (96 wide), 8
-  // layers 5.32e-3 -> 5.87e-3 and 5.21e-3 -> 6.35e-3 (bf16's tolerance is 2e-2). Not at 64 wide,
-  // whose slice has no padding to sit in (a 128-byte-swizzled atom of four layers' slices after
-  // the weights: ptxas serialized the wgmmas in six warpgroups, C7512; GELU 124.0-124.4 ->
-  // 121.4-126.4, SiLU level, 128 K rows of GELU 23.3-24.1 -> 23.4-25.1), nor at 16 and 32 wide
-  // GELU in six warpgroups (C7512 too).
+  // layers 5.32e-3 -> 5.87e-3 and 5.21e-3 -> 6.35e-3 (bf16's tolerance is 2e-2). 64 wide, whose
+  // weight has no padding, takes its slices from atoms of their own (Geometry::kBiasAtoms), in
+  // five warpgroups (base_shape). Not at 16 and 32 wide GELU in six warpgroups (ptxas serialized
+  // the wgmmas, C7512), nor at 128 wide (no room).
   static constexpr bool kFoldMma =
       kBiasMma && (A == Activation::kSilu || A == Activation::kGeluTanh);
   static constexpr bool kHalfBias =
