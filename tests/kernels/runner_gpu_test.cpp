@@ -196,7 +196,7 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 1000, std::vector<int64_t>(9, 64), true, D::kBf16, A::kSilu), fused},
       {"48 wide bf16 SiLU: six warpgroups, dense rows, a partial last tile",
        make(K::kMlp, 100003, std::vector<int64_t>(3, 48), true, D::kBf16, A::kSilu), fused},
-      {"32 wide bf16 GELU: six warpgroups, its biases in the fma",
+      {"32 wide bf16 GELU: five warpgroups, its biases by wgmma",
        make(K::kMlp, 300001, std::vector<int64_t>(4, 32), true, D::kBf16, A::kGeluTanh), fused},
       {"96 wide bf16 GELU: biases by wgmma from the weight's padding, a partial last tile",
        make(K::kMlp, 100, std::vector<int64_t>(5, 96), true, D::kBf16, A::kGeluTanh), fused},
@@ -404,7 +404,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {300001, std::vector<int64_t>(6, 64), false, D::kBf16, A::kSilu},
       {300001, std::vector<int64_t>(6, 64), true, D::kFp16, A::kSilu},
       {65537, std::vector<int64_t>(6, 32), true, D::kBf16, A::kGeluTanh},
-      {300001, std::vector<int64_t>(6, 32), true, D::kBf16, A::kGeluTanh},  // six, kFold32
+      {300001, std::vector<int64_t>(6, 32), true, D::kBf16, A::kGeluTanh},  // five
       // 96 and 128 wide with GELU or SiLU: more warpgroups the fewer the layers (wide_shape)
       {100003, std::vector<int64_t>(4, 96), true, D::kFp16, A::kSilu},        // four of two
       {100003, std::vector<int64_t>(5, 96), true, D::kBf16, A::kGeluTanh},    // four of two
@@ -436,9 +436,9 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
       // The first kernel's warpgroups and stages, which the plan names: six of two where GELU or
       // SiLU bound the kernel (16 and 64 wide, 48 wide in bf16, 32 wide bf16 GELU; at 32 to 64 wide
-      // only with two rounds of tiles for six; five at 64 wide bf16); at 96 and 128 wide more the
-      // fewer the layers (wide_shape); three of two at 96 wide, two of two at 128, four of five at
-      // 16 wide with ReLU or none, four of three otherwise.
+      // only with two rounds of tiles for six; five at 32 and 64 wide bf16); at 96 and 128 wide
+      // more the fewer the layers (wide_shape); three of two at 96 wide, two of two at 128, four of
+      // five at 16 wide with ReLU or none, four of three otherwise.
       const int64_t w = k.widths[0];
       const int layers = std::min(static_cast<int>(k.widths.size()) - 1, w > 64 ? 5 : 8);
       const bool heavy = k.act == A::kGeluTanh || k.act == A::kSilu;
@@ -450,7 +450,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
                                 (w == 32 && k.dtype == D::kBf16 && k.act == A::kGeluTanh))));
       int warpgroups = w == 96  ? 3
                        : w > 64 ? 2
-                       : six    ? (w == 64 && k.dtype == D::kBf16 ? 5 : 6)
+                       : six    ? ((w == 32 || w == 64) && k.dtype == D::kBf16 ? 5 : 6)
                                 : 4;
       int stages = w > 64 || six ? 2 : w == 16 && !heavy ? 5 : 3;
       if (heavy && w == 96 && (layers == 3 || layers == 4)) warpgroups = 4;

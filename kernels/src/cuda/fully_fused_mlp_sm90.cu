@@ -88,7 +88,7 @@ constexpr bool deep16(int width, EpiCost e) {
 // 67.9-68.0 -> 59.3-59.5, 8 layers 106.1-106.3 -> 93.2-93.4, 4 M rows 248.5-251.6 -> 213.6-216.6,
 // 256 K rows 20.3-20.4 -> 19.7-20.1, 3 layers level (six with the biases by wgmma: 66.5-66.7,
 // 103.4-103.6, 244.8-245.4); but not SiLU (5 layers 55.3-56.9 -> 56.5-57.3, 8 layers
-// 85.3-87.7 -> 86.8-87.5).
+// 85.3-87.7 -> 86.8-87.5). (32 wide GELU now runs five, its biases by wgmma: base_shape.)
 constexpr bool six_warpgroups(int width, EpiCost e) {
   return e != EpiCost::kLight && (width == 16 || width == 64 || (width == 48 && fp32_epilogue(e)) ||
                                   (width == 32 && e == EpiCost::kFloatGelu));
@@ -119,9 +119,10 @@ struct Shape {
 //   168.3-168.8, GELU 297.0-297.4 -> 255.1-255.6, SiLU 290.1-292.8 -> 251.7-252.4; GELU 8 layers
 //   (two kernels) 411.7-413.4 -> 382.3-388.9, 128 K rows 38.9-39.0 -> 36.1-36.3; relu 2 layers
 //   163.0-163.2 -> 144.3-144.6; SiLU 4 M rows 913.4-939.3 -> 840.6-867.0.
-// - 64 wide bf16 GELU and SiLU: five warpgroups where six_warpgroups gives six, their biases by
-//   wgmma (kFoldMma, Geometry::kBiasAtoms): in six ptxas serialized the wgmmas (C7512, 80
-//   registers a thread) and the pair measured level (GELU 124.0-124.4 -> 121.4-126.4 us, SiLU
+// - 64 wide bf16 GELU and SiLU, and 32 wide bf16 GELU: five warpgroups where six_warpgroups
+//   gives six, their biases by wgmma (kFoldMma, at 64 wide from Geometry::kBiasAtoms): in six
+//   ptxas serialized the wgmmas (C7512, 80 registers a thread) and at 64 wide the pair measured
+//   level (GELU 124.0-124.4 -> 121.4-126.4 us, SiLU
 //   level); in five (83 and 96 registers, no serialization), three alternating rounds, a million
 //   rows, 5 layers unless said, us, six with kFold32 / five with kFoldMma: GELU 124.0-125.2 ->
 //   117.0-117.6 (8 layers 200.2-215.1 -> 186.1-198.8, 4 M rows 514.9-516.9 -> 467.1-511.4),
@@ -130,7 +131,7 @@ struct Shape {
 constexpr Shape base_shape(int width, EpiCost e, bool six) {
   if (width == 96) return {3, 2};
   if (width > 64) return {2, 2};
-  if (six) return {width == 64 && fp32_epilogue(e) ? 5 : 6, 2};
+  if (six) return {(width == 32 || width == 64) && fp32_epilogue(e) ? 5 : 6, 2};
   return {4, deep16(width, e) ? 5 : 3};
 }
 // 96 and 128 wide: with GELU or SiLU the layers bound the kernel from three layers on, and the

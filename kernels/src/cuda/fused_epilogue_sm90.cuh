@@ -19,10 +19,9 @@ struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   // How each layer's biases are added (alternating rounds, a million rows):
-  // - 32 wide bf16 ReLU and SiLU, 48 to 96 wide bf16 GELU and SiLU: by wgmma (bias_mma; see
-  //   kFoldMma), 32 wide against fp32 adds relu 53.7-53.8 ->
-  //   52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7 (at 16 wide the four more m64n16k16 a layer cost
-  //   more than the adds; 32 wide GELU takes them in the fma of kFold32, in six warpgroups). Not
+  // - 32 to 96 wide bf16 GELU and SiLU, 32 wide bf16 ReLU: by wgmma (bias_mma; see kFoldMma),
+  //   32 wide against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7 (at
+  //   16 wide the four more m64n16k16 a layer cost more than the adds). At 32 wide not
   //   with no activation: there ptxas serialized the wgmmas for registers (C7512), and the 16-bit
   //   pairs below measured faster, three alternating rounds, a million rows, us: 5 layers
   //   50.2-50.6 -> 49.0-49.3, 8 layers 56.9-57.8 -> 49.7;
@@ -41,9 +40,9 @@ struct FusedEpilogue {
   //   against 5.3e-3 (bf16's tolerance is 2e-2; see docs/kernels.md);
   // - otherwise fp32 adds ahead of the activation.
   static constexpr bool kBiasMma =
-      !std::is_same_v<T, __half> &&
-      ((W == 32 && (A == Activation::kRelu || A == Activation::kSilu)) ||
-       ((W == 48 || W == 64 || W == 96) && (A == Activation::kSilu || A == Activation::kGeluTanh)));
+      !std::is_same_v<T, __half> && ((W == 32 && A == Activation::kRelu) ||
+                                     ((W == 32 || W == 48 || W == 64 || W == 96) &&
+                                      (A == Activation::kSilu || A == Activation::kGeluTanh)));
   // bf16 GELU and SiLU whose biases go in by wgmma take their factors (kFold's) in the weights
   // and biases in shared memory, as fp16 does: the accumulator is the activation's argument, and
   // the epilogue a tanh and three fp32 instructions a GELU value (one a SiLU value) where
@@ -60,8 +59,11 @@ struct FusedEpilogue {
   // errors: SiLU unchanged, GELU 4.16e-3 -> 4.89e-3 (48 wide), 3.98e-3 -> 4.82e-3 (96 wide), 8
   // layers 5.32e-3 -> 5.87e-3 and 5.21e-3 -> 6.35e-3 (bf16's tolerance is 2e-2). 64 wide, whose
   // weight has no padding, takes its slices from atoms of their own (Geometry::kBiasAtoms), in
-  // five warpgroups (base_shape). Not at 16 and 32 wide GELU in six warpgroups (ptxas serialized
-  // the wgmmas, C7512), nor at 128 wide (no room).
+  // five warpgroups (base_shape), and so does 32 wide GELU, against six with kFold32: 5 layers
+  // 60.6-60.7 -> 57.0-57.1, 8 layers 94.0-94.2 -> 88.2-88.4, 4 M rows 220.1-223.6 ->
+  // 203.7-208.8, 3 layers level (relative error 4.12e-3 -> 5.02e-3, 8 layers 5.80e-3 ->
+  // 6.68e-3). Not at 16 wide (ptxas serialized the wgmmas, C7512, in five and six warpgroups;
+  // in five GELU 31.2-32.5 -> 33.5-35.9, SiLU 28.6-30.0 -> 32.5-34.3), nor at 128 wide (no room).
   static constexpr bool kFoldMma =
       kBiasMma && (A == Activation::kSilu || A == Activation::kGeluTanh);
   static constexpr bool kHalfBias =
@@ -136,8 +138,8 @@ struct FusedEpilogue {
   // three alternating rounds, a million rows, us: 5 layers 33.9-34.1 -> 31.2, 8 layers
   // 51.0-51.6 -> 47.3-48.2, 3 layers 26.8-28.0 -> 26.5-27.8, 128 K rows 8.4-8.6 -> 8.1-8.4, 4 M
   // rows 117.0-119.7 -> 104.1-107.3, 16 layers 102.6-105.9 -> 96.1-99.4 (relative error 2.06e-2
-  // both, over bf16's 2e-2 as every variant is there: eager 2.64e-2; 8 layers 4.74e-3). And at
-  // 32 wide, its biases in this fma rather than by wgmma, in six warpgroups (six_warpgroups).
+  // both, over bf16's 2e-2 as every variant is there: eager 2.64e-2; 8 layers 4.74e-3). (At 32
+  // wide, its biases in this fma rather than by wgmma, in six warpgroups, until kFoldMma.)
   static constexpr bool kFold32 =
       !kHalfBias && !kBiasMma &&
       (A == Activation::kSilu ||
