@@ -245,11 +245,12 @@ struct FusedMlpSm90Geometry {
   // Biases as 16 bits at 128 wide (room) and in kDeep16, whose epilogues all add them so
   // (kHalfBias).
   static constexpr int kBiasBytes = kCols == 128 || kDeep16 ? 2 : 4;
-  // 64 wide bf16 GELU and SiLU add their biases by wgmma (FusedEpilogue::kFoldMma) from k16
-  // slices of their own, the weight having no padding to hold them: four layers' slices to a
-  // 128-byte-swizzled atom (64 rows of 128 bytes, slice l % 4 of atom l / 4), in place of the
-  // bias array (so that 8 layers still fit).
-  static constexpr bool kBiasAtoms = W == 64 && fp32_epilogue(E);
+  // 16 and 64 wide bf16 GELU and SiLU add their biases by wgmma (FusedEpilogue::kFoldMma) from
+  // k16 slices of their own, the weight having no padding to hold them (at 16 wide, one m64n64k16
+  // on all four diagonal blocks where the weight's rows took four m64n16k16, which ptxas
+  // serialized, C7512): four layers' slices to a 128-byte-swizzled atom (64 rows of 128 bytes,
+  // slice l % 4 of atom l / 4), in place of the bias array (so that 8 layers still fit at 64).
+  static constexpr bool kBiasAtoms = (W == 16 || W == 64) && fp32_epilogue(E);
   static constexpr size_t bias_bytes(int layers) {
     return kBiasAtoms ? size_t((layers + 3) / 4) * 8192 : size_t(layers) * kCols * kBiasBytes;
   }
@@ -490,7 +491,7 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
 }
 
 // The biases sit in column 0 of the k16 slice after the weight's (slice W / 16, zeros elsewhere),
-// in the weight's rows (packed widths) or its padding (48 and 96 wide; 64 wide: the bias atoms,
+// in the weight's rows (32 wide) or its padding (48 and 96 wide; 16 and 64 wide: the bias atoms,
 // Geometry::kBiasAtoms), so a wgmma of that slice
 // by an A that is 1 in column 0 and 0 elsewhere adds them to the accumulator: one instruction a
 // diagonal block instead of an add an accumulator.
@@ -499,7 +500,7 @@ constexpr int kBiasChunk = 2 * (W / 16);  // its first 16-byte chunk in each row
 template <typename T, int W>
 __device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const uint32_t (&one)[4],
                                          uint32_t w) {
-  if constexpr (W == 64) {  // w: the slice itself, in the bias atoms
+  if constexpr (W == 16 || W == 64) {  // w: the slice itself, in the bias atoms (all 64 columns)
     wgmma_m64n64k16_rs<T>(d, one, smem_desc_from_lo(w), 1);
   } else if constexpr (W == 48 || W == 96) {  // the padding slice after the weight's W / 16
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, W / 16));
@@ -781,8 +782,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 
   // Descriptors' low words of layer 0's weights and of the first stage (smem_desc_lo).
   const uint32_t weights_desc = smem_desc_lo(smem_u32(weights));
-  // bias_mma's operand for layer l: its weight (the bias slice follows the weight's), or at 64
-  // wide its slice of the bias atoms.
+  // bias_mma's operand for layer l: its weight (the bias slice follows the weight's), or at 16
+  // and 64 wide its slice of the bias atoms.
   [[maybe_unused]] const uint32_t bias_atoms_desc = smem_desc_lo(smem_u32(biases));
   const auto bias_desc = [&](int l) {
     if constexpr (G::kBiasAtoms)

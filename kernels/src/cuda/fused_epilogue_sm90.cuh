@@ -19,7 +19,7 @@ struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   // How each layer's biases are added (alternating rounds, a million rows):
-  // - 32 to 96 wide bf16 GELU and SiLU, 32 wide bf16 ReLU: by wgmma (bias_mma; see kFoldMma),
+  // - bf16 GELU and SiLU up to 96 wide, 32 wide bf16 ReLU: by wgmma (bias_mma; see kFoldMma),
   //   32 wide against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7 (at
   //   16 wide the four more m64n16k16 a layer cost more than the adds). At 32 wide not
   //   with no activation: there ptxas serialized the wgmmas for registers (C7512), and the 16-bit
@@ -41,7 +41,7 @@ struct FusedEpilogue {
   // - otherwise fp32 adds ahead of the activation.
   static constexpr bool kBiasMma =
       !std::is_same_v<T, __half> && ((W == 32 && A == Activation::kRelu) ||
-                                     ((W == 32 || W == 48 || W == 64 || W == 96) &&
+                                     ((W == 16 || W == 32 || W == 48 || W == 64 || W == 96) &&
                                       (A == Activation::kSilu || A == Activation::kGeluTanh)));
   // bf16 GELU and SiLU whose biases go in by wgmma take their factors (kFold's) in the weights
   // and biases in shared memory, as fp16 does: the accumulator is the activation's argument, and
@@ -62,8 +62,13 @@ struct FusedEpilogue {
   // five warpgroups (base_shape), and so does 32 wide GELU, against six with kFold32: 5 layers
   // 60.6-60.7 -> 57.0-57.1, 8 layers 94.0-94.2 -> 88.2-88.4, 4 M rows 220.1-223.6 ->
   // 203.7-208.8, 3 layers level (relative error 4.12e-3 -> 5.02e-3, 8 layers 5.80e-3 ->
-  // 6.68e-3). Not at 16 wide (ptxas serialized the wgmmas, C7512, in five and six warpgroups;
-  // in five GELU 31.2-32.5 -> 33.5-35.9, SiLU 28.6-30.0 -> 32.5-34.3), nor at 128 wide (no room).
+  // 6.68e-3). 16 wide too, from the bias atoms by one m64n64k16 (four m64n16k16 from the
+  // weight's rows: ptxas serialized the wgmmas, C7512, and in five warpgroups GELU measured
+  // 31.2-32.5 -> 33.5-35.9, SiLU 28.6-30.0 -> 32.5-34.3), in six warpgroups: GELU 31.5-31.8 ->
+  // 30.8-31.0 (8 layers 47.9-48.4 -> 46.6-47.4, 4 M rows 107.0-108.6 -> 103.5-104.8), SiLU
+  // 29.0-29.7 -> 28.7-29.3 (8 layers 44.1-44.7 -> 43.2-44.2), but 128 K rows of SiLU 7.6-7.9
+  // -> 8.3 and 3 layers level (GELU's relative error 3.76e-3 -> 4.47e-3). Not at 128 wide (no
+  // room for the slices).
   static constexpr bool kFoldMma =
       kBiasMma && (A == Activation::kSilu || A == Activation::kGeluTanh);
   static constexpr bool kHalfBias =
