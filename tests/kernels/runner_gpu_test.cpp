@@ -381,6 +381,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {65537, std::vector<int64_t>(9, 32), true, D::kBf16, A::kNone},  // 16-bit biases, 8 layers
       // bf16 GELU and SiLU with biases by wgmma and factors in the weights (kFoldMma)
       {65537, std::vector<int64_t>(6, 32), false, D::kBf16, A::kSilu},       // halved, no biases
+      {300001, std::vector<int64_t>(6, 32), true, D::kBf16, A::kSilu},       // five, bias atoms
       {100003, std::vector<int64_t>(9, 96), true, D::kBf16, A::kSilu},       // 5 + 3 layers
       {100003, std::vector<int64_t>(10, 48), true, D::kBf16, A::kGeluTanh},  // 8 + 1 layers
       {30001, std::vector<int64_t>(2, 96), true, D::kBf16, A::kGeluTanh},    // one layer: no act
@@ -435,7 +436,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
                         (k.act == A::kGeluTanh || (k.act == A::kSilu && k.widths[0] != 32));
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
       // The first kernel's warpgroups and stages, which the plan names: six of two where GELU or
-      // SiLU bound the kernel (16 and 64 wide, 48 wide in bf16, 32 wide bf16 GELU; at 32 to 64 wide
+      // SiLU bound the kernel (16 and 64 wide, 48 and 32 wide in bf16; at 32 to 64 wide
       // only with two rounds of tiles for six; five at 32 and 64 wide bf16); at 96 and 128 wide
       // more the fewer the layers (wide_shape); three of two at 96 wide, two of two at 128, four of
       // five at 16 wide with ReLU or none, four of three otherwise.
@@ -444,10 +445,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       const bool heavy = k.act == A::kGeluTanh || k.act == A::kSilu;
       const int64_t tiles = (k.rows / (w < 48 ? 64 / w : 1) + 63) / 64;  // 64-row tiles
       const bool many = tiles >= 2 * 6 * int64_t{device.sm_count};
-      const bool six =
-          heavy &&
-          (w == 16 || (many && (w == 64 || (w == 48 && k.dtype == D::kBf16) ||
-                                (w == 32 && k.dtype == D::kBf16 && k.act == A::kGeluTanh))));
+      const bool six = heavy && (w == 16 || (many && (w == 64 || (w == 48 && k.dtype == D::kBf16) ||
+                                                      (w == 32 && k.dtype == D::kBf16))));
       int warpgroups = w == 96  ? 3
                        : w > 64 ? 2
                        : six    ? ((w == 32 || w == 64) && k.dtype == D::kBf16 ? 5 : 6)

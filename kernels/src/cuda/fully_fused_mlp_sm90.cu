@@ -88,10 +88,11 @@ constexpr bool deep16(int width, EpiCost e) {
 // 67.9-68.0 -> 59.3-59.5, 8 layers 106.1-106.3 -> 93.2-93.4, 4 M rows 248.5-251.6 -> 213.6-216.6,
 // 256 K rows 20.3-20.4 -> 19.7-20.1, 3 layers level (six with the biases by wgmma: 66.5-66.7,
 // 103.4-103.6, 244.8-245.4); but not SiLU (5 layers 55.3-56.9 -> 56.5-57.3, 8 layers
-// 85.3-87.7 -> 86.8-87.5). (32 wide GELU now runs five, its biases by wgmma: base_shape.)
+// 85.3-87.7 -> 86.8-87.5). (32 wide GELU and SiLU now run five, their biases by wgmma:
+// base_shape, Geometry::kBiasAtoms.)
 constexpr bool six_warpgroups(int width, EpiCost e) {
   return e != EpiCost::kLight && (width == 16 || width == 64 || (width == 48 && fp32_epilogue(e)) ||
-                                  (width == 32 && e == EpiCost::kFloatGelu));
+                                  (width == 32 && fp32_epilogue(e)));
 }
 // But four of three at 48 and 64 wide where there are fewer tiles than kFewRounds rounds of six
 // warpgroups on every SM (a kernel of each is built). Three alternating rounds, 5 layers, us,
@@ -119,7 +120,7 @@ struct Shape {
 //   168.3-168.8, GELU 297.0-297.4 -> 255.1-255.6, SiLU 290.1-292.8 -> 251.7-252.4; GELU 8 layers
 //   (two kernels) 411.7-413.4 -> 382.3-388.9, 128 K rows 38.9-39.0 -> 36.1-36.3; relu 2 layers
 //   163.0-163.2 -> 144.3-144.6; SiLU 4 M rows 913.4-939.3 -> 840.6-867.0.
-// - 64 wide bf16 GELU and SiLU, and 32 wide bf16 GELU: five warpgroups where six_warpgroups
+// - 64 and 32 wide bf16 GELU and SiLU: five warpgroups where six_warpgroups
 //   gives six, their biases by wgmma (kFoldMma, at 64 wide from Geometry::kBiasAtoms): in six
 //   ptxas serialized the wgmmas (C7512, 80 registers a thread) and at 64 wide the pair measured
 //   level (GELU 124.0-124.4 -> 121.4-126.4 us, SiLU
@@ -245,12 +246,19 @@ struct FusedMlpSm90Geometry {
   // Biases as 16 bits at 128 wide (room) and in kDeep16, whose epilogues all add them so
   // (kHalfBias).
   static constexpr int kBiasBytes = kCols == 128 || kDeep16 ? 2 : 4;
-  // 16 and 64 wide bf16 GELU and SiLU add their biases by wgmma (FusedEpilogue::kFoldMma) from
-  // k16 slices of their own, the weight having no padding to hold them (at 16 wide, one m64n64k16
-  // on all four diagonal blocks where the weight's rows took four m64n16k16, which ptxas
-  // serialized, C7512): four layers' slices to a 128-byte-swizzled atom (64 rows of 128 bytes,
-  // slice l % 4 of atom l / 4), in place of the bias array (so that 8 layers still fit at 64).
-  static constexpr bool kBiasAtoms = (W == 16 || W == 64) && fp32_epilogue(E);
+  // 16 and 64 wide bf16 GELU and SiLU, and 32 wide bf16 SiLU, add their biases by wgmma
+  // (FusedEpilogue::kFoldMma) from k16 slices of their own, the weight having no padding to hold
+  // them (packed, one m64n64k16 on every diagonal block where the weight's rows took one
+  // m64nWk16 a block: at 16 wide ptxas serialized those four, C7512): four layers' slices to a
+  // 128-byte-swizzled atom (64 rows of 128 bytes, slice l % 4 of atom l / 4), in place of the
+  // bias array (so that 8 layers still fit at 64). 32 wide SiLU in five warpgroups, three
+  // alternating rounds, a million rows, 5 layers unless said, us, four with the weight's rows /
+  // five with them / five with the atoms: 54.5-54.6 / 52.2-52.3 / 51.8-52.0, 8 layers 84.1-84.3
+  // / 81.0-81.1 / 80.2-80.4, 4 M rows 194.4-197.5 / 186.4-189.1 / 185.0-187.7, 256 K rows
+  // 17.0-18.0 / 16.8-18.3 / 16.5-17.8. Not 32 wide GELU (five warpgroups, the atoms against the
+  // weight's rows: 57.7-57.8 -> 58.0-61.3, 8 layers 86.8-88.4 -> 89.0-94.2).
+  static constexpr bool kBiasAtoms =
+      fp32_epilogue(E) && (W == 16 || W == 64 || (W == 32 && E == EpiCost::kFloat));
   static constexpr size_t bias_bytes(int layers) {
     return kBiasAtoms ? size_t((layers + 3) / 4) * 8192 : size_t(layers) * kCols * kBiasBytes;
   }
@@ -497,10 +505,10 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
 // diagonal block instead of an add an accumulator.
 template <int W>
 constexpr int kBiasChunk = 2 * (W / 16);  // its first 16-byte chunk in each row
-template <typename T, int W>
+template <typename T, int W, bool kAtoms>
 __device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const uint32_t (&one)[4],
                                          uint32_t w) {
-  if constexpr (W == 16 || W == 64) {  // w: the slice itself, in the bias atoms (all 64 columns)
+  if constexpr (kAtoms) {  // w: the slice itself, in the bias atoms (all 64 columns)
     wgmma_m64n64k16_rs<T>(d, one, smem_desc_from_lo(w), 1);
   } else if constexpr (W == 48 || W == 96) {  // the padding slice after the weight's W / 16
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, W / 16));
@@ -782,8 +790,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 
   // Descriptors' low words of layer 0's weights and of the first stage (smem_desc_lo).
   const uint32_t weights_desc = smem_desc_lo(smem_u32(weights));
-  // bias_mma's operand for layer l: its weight (the bias slice follows the weight's), or at 16
-  // and 64 wide its slice of the bias atoms.
+  // bias_mma's operand for layer l: its weight (the bias slice follows the weight's), or its
+  // slice of the bias atoms (Geometry::kBiasAtoms).
   [[maybe_unused]] const uint32_t bias_atoms_desc = smem_desc_lo(smem_u32(biases));
   const auto bias_desc = [&](int l) {
     if constexpr (G::kBiasAtoms)
@@ -891,7 +899,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     } else if constexpr (G::kDense) {
       layer0_mma_dense<T, W, Acc>(d, x, weights_desc, warp, lane);
       if constexpr (kBiasMma)
-        if (bias_by_mma) bias_mma<T, W>(d, one, bias_desc(0));
+        if (bias_by_mma) bias_mma<T, W, G::kBiasAtoms>(d, one, bias_desc(0));
     } else if constexpr (kF16Acc) {
       wgmma_fence();
       layer_mma_ss<T, W, Acc, kBiasInAcc>(h, stages_desc + slot * (kTileBytes / 16), weights_desc);
@@ -899,7 +907,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       wgmma_fence();
       layer_mma_ss<T, W, Acc>(d, stages_desc + slot * (kTileBytes / 16), weights_desc);
       if constexpr (kBiasMma)
-        if (bias_by_mma) bias_mma<T, W>(d, one, bias_desc(0));
+        if (bias_by_mma) bias_mma<T, W, G::kBiasAtoms>(d, one, bias_desc(0));
     }
     // Up to 64 wide, each layer's biases are read while its wgmma runs, not after it: the
     // shared-memory latency left the bias add waiting on the critical path of every layer. At
@@ -1026,7 +1034,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       else
         layer_mma_rs<T, W, Acc>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       if constexpr (kBiasMma)
-        if (bias_by_mma) bias_mma<T, W>(d, one, bias_desc(l + 1));
+        if (bias_by_mma) bias_mma<T, W, G::kBiasAtoms>(d, one, bias_desc(l + 1));
       wgmma_commit();
       if (!fed) feed_after_store();
       if constexpr (kBiasInAcc) {
