@@ -120,12 +120,12 @@ struct Shape {
 //   168.3-168.8, GELU 297.0-297.4 -> 255.1-255.6, SiLU 290.1-292.8 -> 251.7-252.4; GELU 8 layers
 //   (two kernels) 411.7-413.4 -> 382.3-388.9, 128 K rows 38.9-39.0 -> 36.1-36.3; relu 2 layers
 //   163.0-163.2 -> 144.3-144.6; SiLU 4 M rows 913.4-939.3 -> 840.6-867.0.
-// - 64 and 32 wide bf16 GELU and SiLU: five warpgroups where six_warpgroups
-//   gives six, their biases by wgmma (kFoldMma, at 64 wide from Geometry::kBiasAtoms): in six
-//   ptxas serialized the wgmmas (C7512, 80 registers a thread) and at 64 wide the pair measured
-//   level (GELU 124.0-124.4 -> 121.4-126.4 us, SiLU
-//   level); in five (83 and 96 registers, no serialization), three alternating rounds, a million
-//   rows, 5 layers unless said, us, six with kFold32 / five with kFoldMma: GELU 124.0-125.2 ->
+// - 32 and 64 wide bf16 GELU and SiLU: five warpgroups where six_warpgroups gives six, their
+//   biases by wgmma (FusedEpilogue::kFoldMma; Geometry::kBiasAtoms): in six ptxas serialized the
+//   wgmmas (C7512, 80 registers a thread), and at 64 wide the pair measured level (GELU
+//   124.0-124.4 -> 121.4-126.4 us, SiLU level); at 64 wide in five (83 and 96 registers, no
+//   serialization), three alternating rounds, a million rows, 5 layers unless said, us, six with
+//   kFold32 / five with kFoldMma: GELU 124.0-125.2 ->
 //   117.0-117.6 (8 layers 200.2-215.1 -> 186.1-198.8, 4 M rows 514.9-516.9 -> 467.1-511.4),
 //   SiLU 106.6-110.7 -> 103.8-107.5 (8 layers 169.5-174.3 -> 167.0-173.1, 4 M rows
 //   446.7-450.9 -> 430.1-458.5); 3 layers and 256 K rows level.
@@ -498,11 +498,11 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
   }
 }
 
-// The biases sit in column 0 of the k16 slice after the weight's (slice W / 16, zeros elsewhere),
-// in the weight's rows (32 wide) or its padding (48 and 96 wide; 16 and 64 wide: the bias atoms,
-// Geometry::kBiasAtoms), so a wgmma of that slice
-// by an A that is 1 in column 0 and 0 elsewhere adds them to the accumulator: one instruction a
-// diagonal block instead of an add an accumulator.
+// The biases sit in column 0 of a k16 slice (zeros elsewhere): the slice after the weight's
+// (W / 16) in its rows (32 wide ReLU and GELU) or its padding (48 and 96 wide), or a slice of the
+// bias atoms (Geometry::kBiasAtoms: every 64 columns at once). A wgmma of that slice by an A that
+// is 1 in column 0 and 0 elsewhere adds them to the accumulator: one instruction a layer (a
+// diagonal block, from the weight's rows) instead of an add an accumulator.
 template <int W>
 constexpr int kBiasChunk = 2 * (W / 16);  // its first 16-byte chunk in each row
 template <typename T, int W, bool kAtoms>
@@ -1072,8 +1072,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
                                                    hbv[j]);
         } else {
           const float2 b = bias_of(j);
-          if constexpr (kFold32 ||
-                        kFoldMma) {  // the last layer's factor; SiLU's x / 2 when activated
+          // The last layer's factor (in its weights with kFoldMma); SiLU's x / 2 when activated.
+          if constexpr (kFold32 || kFoldMma) {
             const float x0 = kFoldMma ? d[4 * j + i] : fmaf(d[4 * j + i], k_last, b.x);
             const float x1 = kFoldMma ? d[4 * j + i + 1] : fmaf(d[4 * j + i + 1], k_last, b.y);
             if constexpr (kAct && A == Activation::kSilu)
