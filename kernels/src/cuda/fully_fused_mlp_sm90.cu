@@ -257,10 +257,16 @@ struct FusedMlpSm90Geometry {
   // / 81.0-81.1 / 80.2-80.4, 4 M rows 194.4-197.5 / 186.4-189.1 / 185.0-187.7, 256 K rows
   // 17.0-18.0 / 16.8-18.3 / 16.5-17.8. Not 32 wide GELU (five warpgroups, the atoms against the
   // weight's rows: 57.7-57.8 -> 58.0-61.3, 8 layers 86.8-88.4 -> 89.0-94.2).
-  static constexpr bool kBiasAtoms =
-      fp32_epilogue(E) && (W == 16 || W == 64 || (W == 32 && E == EpiCost::kFloat));
-  static constexpr size_t bias_bytes(int layers) {
-    return kBiasAtoms ? size_t((layers + 3) / 4) * 8192 : size_t(layers) * kCols * kBiasBytes;
+  // 32 wide SiLU in its five warpgroups only: in the four of its few-tiles shape ptxas
+  // serialized the wgmmas with the atoms (C7511), not with the weight's rows.
+  static constexpr bool bias_atoms(int warpgroups) {
+    return fp32_epilogue(E) &&
+           (W == 16 || W == 64 || (W == 32 && E == EpiCost::kFloat && warpgroups == 5));
+  }
+  static constexpr bool kBiasAtoms = bias_atoms(kWg);
+  static constexpr size_t bias_bytes(int layers, int warpgroups = kWg) {
+    return bias_atoms(warpgroups) ? size_t((layers + 3) / 4) * 8192
+                                  : size_t(layers) * kCols * kBiasBytes;
   }
 };
 
@@ -330,7 +336,7 @@ constexpr size_t smem_bytes(Shape s, int layers) {
   using G = Geometry<W, E>;  // for what does not depend on the shape
   const size_t per_warpgroup = size_t(s.stages + (G::kStageInSlot ? 0 : 1)) * G::kTileBytes;
   return size_t{1024} + size_t(layers) * G::kLayerBytes + size_t(s.warpgroups) * per_warpgroup +
-         G::bias_bytes(layers) +
+         G::bias_bytes(layers, s.warpgroups) +
          size_t(s.warpgroups) * size_t(s.stages) * (8 + 4);  // barriers, then tile numbers
 }
 // fused_sm90_max_layers (buffers.h), by which the planner cuts deep MLPs into kernels, is what
