@@ -397,7 +397,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       // enough tiles (about 7 a warpgroup) that each warpgroup refills stages it staged output in
       {1000003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kRelu},
       {1000003, std::vector<int64_t>(9, 16), true, D::kBf16, A::kNone},  // 8 layers: the most
-      // bf16 GELU and SiLU (fp32 epilogues): six warpgroups at 48 and 64 wide, four at 32, and
+      // bf16 GELU and SiLU (fp32 epilogues): six warpgroups at 48 wide, five at 32 and 64, and
       // four where there are few tiles
       {300001, std::vector<int64_t>(6, 48), true, D::kBf16, A::kGeluTanh},
       {65537, std::vector<int64_t>(4, 48), true, D::kBf16, A::kSilu},        // few tiles
