@@ -756,12 +756,12 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         uint8_t* atom = biases + (l / 4) * 8192;
         *reinterpret_cast<uint4*>(atom + swizzled(n, 2 * (l % 4))) = make_uint4(bits, 0u, 0u, 0u);
         *reinterpret_cast<uint4*>(atom + swizzled(n, 2 * (l % 4) + 1)) = make_uint4(0u, 0u, 0u, 0u);
-        continue;
       } else if (n < W) {
         *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W>)) = make_uint4(bits, 0u, 0u, 0u);
         *reinterpret_cast<uint4*>(weight_chunk(l, n, kBiasChunk<W> + 1)) =
             make_uint4(0u, 0u, 0u, 0u);
       }
+      continue;  // the epilogue reads no bias array (bias_of)
     }
     if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
