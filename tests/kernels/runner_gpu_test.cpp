@@ -200,6 +200,10 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 300001, std::vector<int64_t>(4, 32), true, D::kBf16, A::kGeluTanh), fused},
       {"96 wide bf16 GELU: biases by wgmma from the weight's padding, a partial last tile",
        make(K::kMlp, 100, std::vector<int64_t>(5, 96), true, D::kBf16, A::kGeluTanh), fused},
+      {"96 wide bf16 GELU, 5 layers: biases preloaded into the accumulators, a partial tile",
+       make(K::kMlp, 100, std::vector<int64_t>(6, 96), true, D::kBf16, A::kGeluTanh), fused},
+      {"128 wide bf16 SiLU: two warpgroups, biases preloaded, a partial last tile",
+       make(K::kMlp, 300, std::vector<int64_t>(6, 128), true, D::kBf16, A::kSilu), fused},
       {"32 wide bf16 SiLU: biases by wgmma, halved weights, a tail of 1",
        make(K::kMlp, 301, std::vector<int64_t>(4, 32), true, D::kBf16, A::kSilu), fused},
       {"32 wide bf16, no activation: 16-bit biases, a tail of 1",
@@ -418,6 +422,12 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {300001, std::vector<int64_t>(6, 128), true, D::kBf16, A::kSilu},       // few: two of two
       {1000003, std::vector<int64_t>(6, 128), true, D::kBf16, A::kRelu},      // four of one
       {1000003, std::vector<int64_t>(5, 128), true, D::kBf16, A::kSilu},      // four of one
+      // bf16 GELU and SiLU with the biases preloaded into the accumulators (kBiasPreload)
+      {300001, std::vector<int64_t>(6, 128), true, D::kBf16, A::kGeluTanh},   // two of two
+      {100003, std::vector<int64_t>(6, 128), false, D::kBf16, A::kGeluTanh},  // no biases
+      {100003, std::vector<int64_t>(5, 128), true, D::kBf16, A::kGeluTanh},   // three of two
+      {100003, std::vector<int64_t>(9, 128), true, D::kBf16, A::kSilu},       // 5 + 3 layers
+      {100003, std::vector<int64_t>(9, 96), true, D::kBf16, A::kGeluTanh},    // 5 + 3 layers
   };
   const fk::DeviceInfo device = fk::query_device(0);
   const bool hopper = device.cc_major == 9;

@@ -448,9 +448,9 @@ __device__ __forceinline__ void layer_mma_ss(AccArray<Acc, W>& d, uint32_t x, ui
     } else if constexpr (kF16) {
       wgmma_m64n64k16_ss_f16acc(d, da, db, kOnto || kk > 0);
     } else if constexpr (W == 128) {
-      wgmma_m64n128k16_ss<T>(d, da, db, kk > 0);
+      wgmma_m64n128k16_ss<T>(d, da, db, kOnto || kk > 0);
     } else if constexpr (W == 64) {
-      wgmma_m64n64k16_ss<T>(d, da, db, kk > 0);
+      wgmma_m64n64k16_ss<T>(d, da, db, kOnto || kk > 0);
     } else {
       const int b = kk * 16 / W;
       if constexpr (W == 32)
@@ -487,13 +487,13 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
     } else if constexpr (kF16) {
       wgmma_m64n64k16_rs_f16acc(d, a[kk], db, kOnto || kk > 0);
     } else if constexpr (W == 96) {
-      wgmma_m64n96k16_rs<T>(d, a[kk], db, kk > 0);
+      wgmma_m64n96k16_rs<T>(d, a[kk], db, kOnto || kk > 0);
     } else if constexpr (W == 48) {
-      wgmma_m64n48k16_rs<T>(d, a[kk], db, kk > 0);
+      wgmma_m64n48k16_rs<T>(d, a[kk], db, kOnto || kk > 0);
     } else if constexpr (G::kCols == 128) {
-      wgmma_m64n128k16_rs<T>(d, a[kk], db, kk > 0);
+      wgmma_m64n128k16_rs<T>(d, a[kk], db, kOnto || kk > 0);
     } else if constexpr (!G::kPacked) {
-      wgmma_m64n64k16_rs<T>(d, a[kk], db, kk > 0);
+      wgmma_m64n64k16_rs<T>(d, a[kk], db, kOnto || kk > 0);
     } else {
       const int b = kk * 16 / W;
       if constexpr (W == 32)
@@ -544,6 +544,13 @@ __device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const ui
 template <int kCols>
 __device__ __forceinline__ int half_bias_word(int l, int n) {
   return l * (kCols / 2) + ((n % 8) / 2) * (kCols / 8) + n / 8;
+}
+// FusedEpilogue::kBiasPreload (96 and 128 wide, 128 columns): the pair n, n + 1 of layer l at
+// this 32-bit word. A thread reads the pairs 8 j + cp of chunks j = 4 m .. 4 m + 3 in its m-th
+// 16-byte load, the four threads of a row (cp = 0, 2, 4, 6) 64 contiguous bytes (no bank
+// conflicts).
+__device__ __forceinline__ int preload_bias_word(int l, int n) {
+  return l * 64 + (n / 32) * 16 + ((n % 8) / 2) * 4 + (n / 8) % 4;
 }
 
 // Layer 0 of a dense width: the tile's rows as they are ([64 x W], W * 2 bytes apart) read into
@@ -698,10 +705,11 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     bias_bits[k] = b && (G::kPacked || n < W) ? b[n % W] : uint16_t{0};
   }
 
-  using E = FusedEpilogue<T, A, W, kWg>;  // how the biases and activation are applied
+  using E = FusedEpilogue<T, A, W, kWg, kStg>;  // how the biases and activation are applied
   constexpr bool kBiasMma = E::kBiasMma, kHalfBias = E::kHalfBias, kF16Acc = E::kF16Acc;
   constexpr bool kFold = E::kFold, kFold32 = E::kFold32, kBiasVec = E::kBiasVec;
   constexpr bool kBiasInAcc = E::kBiasInAcc, kFoldMma = E::kFoldMma;
+  constexpr bool kBiasPreload = E::kBiasPreload;
   using Acc = std::conditional_t<kF16Acc, uint32_t, float>;
   const auto bias_factor = [&](int l) { return E::bias_factor(l, p); };
   const auto weight_factor = [&](int l) { return E::weight_factor(l, p); };
@@ -747,7 +755,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     static_assert(sizeof(T) == sizeof(uint16_t));
     memcpy(&bias, &bias_bits[k], sizeof bias);
     float v = to_float(bias);
-    if constexpr (kFold || kFold32 || kFoldMma) v *= bias_factor(l);
+    if constexpr (kFold || kFold32 || kFoldMma || kBiasPreload) v *= bias_factor(l);
     if constexpr (kBiasMma) {  // bf16: the bias in the weight too, its slice after W's
       uint16_t bits;
       const T folded = from_float<T>(v);  // with its factor (kFoldMma), rounded to 16 bits
@@ -763,7 +771,9 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       }
       continue;  // the epilogue reads no bias array (bias_of)
     }
-    if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
+    if constexpr (kBiasPreload)  // in the order the threads read them (preload_biases)
+      reinterpret_cast<T*>(biases)[2 * preload_bias_word(l, n) + n % 2] = from_float<T>(v);
+    else if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kHalfBias)
       reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
@@ -773,7 +783,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
   }
   cp_async_wait<0>();
-  if constexpr (kFold || kFoldMma) {  // each thread scales the chunks it copied, each rounded once
+  if constexpr (kFold || kFoldMma || kBiasPreload) {  // each thread scales the chunks it copied,
+                                                      // each rounded once
     constexpr int kRows = G::kWeightRows, kChunks = G::kWeightChunks;
     for (int i = threadIdx.x; i < p.layers * kRows * kChunks; i += G::kThreads) {
       const int l = i / (kRows * kChunks), n = (i / kChunks) % kRows, c = i % kChunks;
@@ -832,6 +843,26 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 #pragma unroll
       for (int j = 0; j < kChunks; ++j)
         out[j] = *reinterpret_cast<const uint32_t*>(biases + 2 * (l * kCols + 8 * j + cp));
+    }
+  };
+  // kBiasPreload: layer l's biases into the fp32 accumulators, rows r and r + 8 of chunk j from
+  // the pair of columns 8 j + cp (preload_bias_word): a 16-byte load per four chunks, then
+  // integer instructions (a bf16's bits are the high half of its fp32's).
+  [[maybe_unused]] const auto preload_biases = [&](float* acc, int l) {
+    if constexpr (kBiasPreload) {
+      static_assert(kCols == 128 && !std::is_same_v<T, __half>);
+      const uint4* mine = reinterpret_cast<const uint4*>(biases) + l * 16 + lane % 4;
+#pragma unroll
+      for (int m = 0; m < kChunks / 4; ++m) {
+        const uint4 v = mine[4 * m];
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int j = 4 * m + i;
+          acc[4 * j] = acc[4 * j + 2] = __uint_as_float(w[i] << 16);
+          acc[4 * j + 1] = acc[4 * j + 3] = __uint_as_float(w[i] & 0xFFFF0000u);
+        }
+      }
     }
   };
   // kBiasInAcc: layer 0's biases, the same for every tile, kept in registers.
@@ -903,15 +934,18 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     if constexpr (G::kDense && kF16Acc) {
       layer0_mma_dense<T, W, Acc, kBiasInAcc>(h, x, weights_desc, warp, lane);
     } else if constexpr (G::kDense) {
-      layer0_mma_dense<T, W, Acc>(d, x, weights_desc, warp, lane);
+      if constexpr (kBiasPreload) preload_biases(d, 0);
+      layer0_mma_dense<T, W, Acc, kBiasPreload>(d, x, weights_desc, warp, lane);
       if constexpr (kBiasMma)
         if (bias_by_mma) bias_mma<T, W, G::kBiasAtoms>(d, one, bias_desc(0));
     } else if constexpr (kF16Acc) {
       wgmma_fence();
       layer_mma_ss<T, W, Acc, kBiasInAcc>(h, stages_desc + slot * (kTileBytes / 16), weights_desc);
     } else {
+      if constexpr (kBiasPreload) preload_biases(d, 0);
       wgmma_fence();
-      layer_mma_ss<T, W, Acc>(d, stages_desc + slot * (kTileBytes / 16), weights_desc);
+      layer_mma_ss<T, W, Acc, kBiasPreload>(d, stages_desc + slot * (kTileBytes / 16),
+                                            weights_desc);
       if constexpr (kBiasMma)
         if (bias_by_mma) bias_mma<T, W, G::kBiasAtoms>(d, one, bias_desc(0));
     }
@@ -934,8 +968,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       }
     };
     const auto bias_of = [&](int j) {
-      if constexpr (kBiasMma || kHalfBias)
-        return make_float2(0.f, 0.f);  // not read: see biased and bias_act2
+      if constexpr (kBiasMma || kHalfBias || kBiasPreload)
+        return make_float2(0.f, 0.f);  // not read: see biased, bias_act2 and preload_biases
       else if constexpr (kPrefetch)
         return bv[j];
       else
@@ -962,7 +996,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     // kBiasInAcc: the next layer's biases, moved into the accumulators before its MMAs.
     if constexpr (kBiasInAcc) {
       if (p.layers > 1) load_biases(1);
-    } else if constexpr (!kBiasMma) {
+    } else if constexpr (!kBiasMma && !kBiasPreload) {
       load_biases(0);
     }
     wgmma_wait<0>();
@@ -1014,7 +1048,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
             a[t][2 * hh + 1] = bias_act2<T, A, kFold>(pack2<T>(d[4 * j + 2], d[4 * j + 3]), hbv[j]);
           } else {
             const float2 b = bias_of(j);
-            if constexpr (kFoldMma) {  // the accumulator is the argument
+            if constexpr (kFoldMma || kBiasPreload) {  // the accumulator is the argument
               a[t][2 * hh] = pack2<T>(act_folded_f32<A>(d[4 * j]), act_folded_f32<A>(d[4 * j + 1]));
               a[t][2 * hh + 1] =
                   pack2<T>(act_folded_f32<A>(d[4 * j + 2]), act_folded_f32<A>(d[4 * j + 3]));
@@ -1034,18 +1068,19 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         }
       }
       if constexpr (kBiasInAcc) preload(h, hbv);
+      if constexpr (kBiasPreload) preload_biases(d, l + 1);
       wgmma_fence();
       if constexpr (kF16Acc)
         layer_mma_rs<T, W, Acc, kBiasInAcc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       else
-        layer_mma_rs<T, W, Acc>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+        layer_mma_rs<T, W, Acc, kBiasPreload>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       if constexpr (kBiasMma)
         if (bias_by_mma) bias_mma<T, W, G::kBiasAtoms>(d, one, bias_desc(l + 1));
       wgmma_commit();
       if (!fed) feed_after_store();
       if constexpr (kBiasInAcc) {
         if (l + 2 < p.layers) load_biases(l + 2);
-      } else if constexpr (!kBiasMma) {
+      } else if constexpr (!kBiasMma && !kBiasPreload) {
         load_biases(l + 1);
       }
       wgmma_wait<0>();
@@ -1079,9 +1114,10 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         } else {
           const float2 b = bias_of(j);
           // The last layer's factor (in its weights with kFoldMma); SiLU's x / 2 when activated.
-          if constexpr (kFold32 || kFoldMma) {
-            const float x0 = kFoldMma ? d[4 * j + i] : fmaf(d[4 * j + i], k_last, b.x);
-            const float x1 = kFoldMma ? d[4 * j + i + 1] : fmaf(d[4 * j + i + 1], k_last, b.y);
+          if constexpr (kFold32 || kFoldMma || kBiasPreload) {
+            constexpr bool kBiased = kFoldMma || kBiasPreload;
+            const float x0 = kBiased ? d[4 * j + i] : fmaf(d[4 * j + i], k_last, b.x);
+            const float x1 = kBiased ? d[4 * j + i + 1] : fmaf(d[4 * j + i + 1], k_last, b.y);
             if constexpr (kAct && A == Activation::kSilu)
               return pack2<T>(act_folded_f32<A>(x0), act_folded_f32<A>(x1));
             else if constexpr (kAct)
@@ -1162,7 +1198,7 @@ int poly_every(DType dtype, Activation act, int width) {
   return dispatch_width(width, [&]<int W>() {
     int n = 0;
     dispatch_activation(act, [&]<Activation A>() {
-      n = FusedEpilogue<__half, A, W, Geometry<W>::kWarpgroups>::kPolyEvery;
+      n = FusedEpilogue<__half, A, W, Geometry<W>::kWarpgroups, Geometry<W>::kStages>::kPolyEvery;
     });
     return n;
   });

@@ -13,13 +13,14 @@ namespace fusionscope::kernels::detail {
 // GELU-tanh's argument c0 x + c1 x^3 is z (z^2 + c0 s) for z = x / s (see act_f16x2).
 constexpr double kGeluScale = 3.0376348576988046;  // (0.7978845608 * 0.044715)^(-1/3)
 
-// kWarpgroups: the kernel's (its Shape's).
-template <typename T, Activation A, int W, int kWarpgroups>
+// kWarpgroups, kStages: the kernel's (its Shape's).
+template <typename T, Activation A, int W, int kWarpgroups, int kStages>
 struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   // How each layer's biases are added (alternating rounds, a million rows):
-  // - bf16 GELU and SiLU up to 96 wide, 32 wide bf16 ReLU: by wgmma (bias_mma; see kFoldMma),
+  // - bf16 GELU and SiLU up to 96 wide (but 96-wide GELU in three warpgroups), 32 wide bf16
+  //   ReLU: by wgmma (bias_mma; see kFoldMma),
   //   32 wide against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7 (at
   //   16 wide the four more m64n16k16 a layer cost more than the adds). At 32 wide not
   //   with no activation: there ptxas serialized the wgmmas for registers (C7512), and the 16-bit
@@ -38,10 +39,13 @@ struct FusedEpilogue {
   //   -> 1.7e-3; fp16's tolerance is 5e-3). bf16 keeps fp32 activations: in bf16x2 arithmetic
   //   (tanh.approx.bf16x2) 12-20% faster, but 16 layers of 64 reached 1.97e-2 of relative error
   //   against 5.3e-3 (bf16's tolerance is 2e-2; see docs/kernels.md);
+  // - bf16 GELU and SiLU at 128 wide, and 96-wide GELU in three warpgroups: the accumulators
+  //   start from them (kBiasPreload), but at 128 wide in four warpgroups of two stages;
   // - otherwise fp32 adds ahead of the activation.
   static constexpr bool kBiasMma =
       !std::is_same_v<T, __half> && ((W == 32 && A == Activation::kRelu) ||
-                                     ((W == 16 || W == 32 || W == 48 || W == 64 || W == 96) &&
+                                     ((W == 16 || W == 32 || W == 48 || W == 64 ||
+                                       (W == 96 && (kWarpgroups > 3 || A == Activation::kSilu))) &&
                                       (A == Activation::kSilu || A == Activation::kGeluTanh)));
   // bf16 GELU and SiLU whose biases go in by wgmma take their factors (kFold's) in the weights
   // and biases in shared memory, as fp16 does: the accumulator is the activation's argument, and
@@ -145,10 +149,34 @@ struct FusedEpilogue {
   // rows 117.0-119.7 -> 104.1-107.3, 16 layers 102.6-105.9 -> 96.1-99.4 (relative error 2.06e-2
   // both, over bf16's 2e-2 as every variant is there: eager 2.64e-2; 8 layers 4.74e-3). (At 32
   // wide, its biases in this fma rather than by wgmma, in six warpgroups, until kFoldMma.)
-  // Up to 96 wide, kFoldMma has taken its place: it remains at 128 wide.
-  static constexpr bool kFold32 =
+  // Up to 96 wide, kFoldMma has taken its place, and kBiasPreload at 128 but in four warpgroups of
+  // two stages.
+  static constexpr bool kFoldF32 =
       !kHalfBias && !kBiasMma &&
       (A == Activation::kSilu || (A == Activation::kGeluTanh && kWarpgroups > 2));
+  // At 128 wide, where no room is left for kFoldMma's bias slices, and 96-wide GELU in three
+  // warpgroups: the fp32 accumulators start from the layer's biases (16-bit pairs in shared
+  // memory, a 16-byte load per four chunks, widened by integer instructions, off the FMA pipe
+  // the MMAs share), and the factors go into the weights in shared memory as kFoldMma's: the
+  // accumulator is the activation's argument, one fp32 instruction a value fewer than kFold32's
+  // fma, and no MMA slice more. Guess: what kFoldMma gained at 48 and 96 wide. Look, alternating
+  // rounds (three or four), a million rows, 5 layers unless said, us, before / after: 128 wide
+  // GELU 313.9-319.2 -> 298.7-311.3 (4 M rows 1369.6-1401.3 -> 1288.9-1307.0; two warpgroups,
+  // 256 K rows 97.1-98.7 -> 91.0-91.6, 128 K 52.4-52.9 -> 51.0-51.5), SiLU 298.2-331.1 ->
+  // 286.9-305.4 (4 M rows 1270.2-1295.9 -> 1152.5-1174.3, 8 layers 550.9-554.0 -> 512.9-529.8,
+  // 4 layers 250.1-272.5 -> 236.9-248.2); 96 wide GELU against kFoldMma 241.0-243.8 ->
+  // 227.9-230.2. ptxas spills 8 and 16 bytes in the one-stage shape (4 x 1), and adding layer 0's
+  // biases after its MMAs there (no spill) measured slower (GELU 304.5-315.4, 4 M rows
+  // 1309.3-1338.3). Not where it measured slower: 128 wide in four warpgroups of two stages (3
+  // layers of SiLU 198.1-200.3 -> 203.0-210.7, 128 K rows of GELU 31.7-32.2 -> 32.8-33.0, which
+  // keep kFold32); at 96 wide against kFoldMma, GELU in four warpgroups (4 layers 175.7-181.8 ->
+  // 179.8-187.3) and SiLU (8 layers 387.0-395.3 -> 400.0-411.1, 5 layers level); 64 wide GELU
+  // 116.2-118.2 -> 119.1-120.3, SiLU 103.6-109.9 -> 106.4-109.8; 48 wide GELU 8 layers
+  // 132.9-136.9 -> 136.3-142.3.
+  static constexpr bool kBiasPreload =
+      !kHalfBias && !kBiasMma && (W == 96 || (W == 128 && !(kWarpgroups == 4 && kStages == 2))) &&
+      (A == Activation::kSilu || A == Activation::kGeluTanh);
+  static constexpr bool kFold32 = kFoldF32 && !kBiasPreload;
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
