@@ -204,7 +204,7 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 100, std::vector<int64_t>(6, 96), true, D::kBf16, A::kGeluTanh), fused},
       {"128 wide bf16 SiLU: two warpgroups, biases preloaded, a partial last tile",
        make(K::kMlp, 300, std::vector<int64_t>(6, 128), true, D::kBf16, A::kSilu), fused},
-      {"32 wide bf16 SiLU: biases by wgmma, halved weights, a tail of 1",
+      {"32 wide bf16 SiLU, few tiles: biases preloaded, halved weights, a tail of 1",
        make(K::kMlp, 301, std::vector<int64_t>(4, 32), true, D::kBf16, A::kSilu), fused},
       {"32 wide bf16, no activation: 16-bit biases, a tail of 1",
        make(K::kMlp, 4001, std::vector<int64_t>(4, 32), true, D::kBf16, A::kNone), fused},
@@ -374,7 +374,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {20001, std::vector<int64_t>(4, 128), true, D::kFp16, A::kNone},   // 2 warpgroups
       {30001, std::vector<int64_t>(10, 128), true, D::kFp16, A::kRelu},  // 5 + 4 layers
       {100003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kGeluTanh},
-      {100003, std::vector<int64_t>(6, 16), true, D::kBf16, A::kGeluTanh},  // kFold32
+      {100003, std::vector<int64_t>(6, 16), true, D::kBf16, A::kGeluTanh},  // biases preloaded
       {50001, std::vector<int64_t>(12, 16), true, D::kFp16, A::kSilu},      // 8 + 3 layers
       {65537, std::vector<int64_t>(5, 48), false, D::kFp16, A::kSilu},
       {20001, std::vector<int64_t>(10, 64), true, D::kFp16, A::kGeluTanh},
@@ -428,6 +428,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {100003, std::vector<int64_t>(5, 128), true, D::kBf16, A::kGeluTanh},   // three of two
       {100003, std::vector<int64_t>(9, 128), true, D::kBf16, A::kSilu},       // 5 + 3 layers
       {100003, std::vector<int64_t>(9, 96), true, D::kBf16, A::kGeluTanh},    // 5 + 3 layers
+      {50001, std::vector<int64_t>(12, 16), true, D::kBf16, A::kSilu},        // 8 + 3 layers
+      {100003, std::vector<int64_t>(6, 32), true, D::kBf16, A::kSilu},        // few: four
   };
   const fk::DeviceInfo device = fk::query_device(0);
   const bool hopper = device.cc_major == 9;

@@ -246,10 +246,11 @@ struct FusedMlpSm90Geometry {
   // Biases as 16 bits at 128 wide (room) and in kDeep16, whose epilogues all add them so
   // (kHalfBias).
   static constexpr int kBiasBytes = kCols == 128 || kDeep16 ? 2 : 4;
-  // 16 and 64 wide bf16 GELU and SiLU, and 32 wide bf16 SiLU, add their biases by wgmma
-  // (FusedEpilogue::kFoldMma) from k16 slices of their own, the weight having no padding to hold
-  // them (packed, one m64n64k16 on every diagonal block where the weight's rows took one
-  // m64nWk16 a block: at 16 wide ptxas serialized those four, C7512): four layers' slices to a
+  // 64 wide bf16 GELU and SiLU, and 32 wide bf16 SiLU in five warpgroups, add their biases by
+  // wgmma (FusedEpilogue::kFoldMma) from k16 slices of their own, the weight having no padding to
+  // hold them (packed, one m64n64k16 on every diagonal block where the weight's rows took one
+  // m64nWk16 a block: at 16 wide ptxas serialized those four, C7512, and with the atoms C7511,
+  // until 16 wide took FusedEpilogue::kBiasPreload): four layers' slices to a
   // 128-byte-swizzled atom (64 rows of 128 bytes, slice l % 4 of atom l / 4), in place of the
   // bias array (so that 8 layers still fit at 64). 32 wide SiLU in five warpgroups, three
   // alternating rounds, a million rows, 5 layers unless said, us, four with the weight's rows /
@@ -258,10 +259,10 @@ struct FusedMlpSm90Geometry {
   // 17.0-18.0 / 16.8-18.3 / 16.5-17.8. Not 32 wide GELU (five warpgroups, the atoms against the
   // weight's rows: 57.7-57.8 -> 58.0-61.3, 8 layers 86.8-88.4 -> 89.0-94.2).
   // 32 wide SiLU in its five warpgroups only: in the four of its few-tiles shape ptxas
-  // serialized the wgmmas with the atoms (C7511), not with the weight's rows.
+  // serialized the wgmmas with the atoms (C7511), not with the weight's rows (and that shape now
+  // preloads its biases, FusedEpilogue::kBiasPreload).
   static constexpr bool bias_atoms(int warpgroups) {
-    return fp32_epilogue(E) &&
-           (W == 16 || W == 64 || (W == 32 && E == EpiCost::kFloat && warpgroups == 5));
+    return fp32_epilogue(E) && (W == 64 || (W == 32 && E == EpiCost::kFloat && warpgroups == 5));
   }
   static constexpr bool kBiasAtoms = bias_atoms(kWg);
   static constexpr size_t bias_bytes(int layers, int warpgroups = kWg) {
@@ -454,9 +455,9 @@ __device__ __forceinline__ void layer_mma_ss(AccArray<Acc, W>& d, uint32_t x, ui
     } else {
       const int b = kk * 16 / W;
       if constexpr (W == 32)
-        wgmma_m64n32k16_ss<T>(d + 16 * b, da, db, kk % 2);
+        wgmma_m64n32k16_ss<T>(d + 16 * b, da, db, kOnto || kk % 2);
       else
-        wgmma_m64n16k16_ss<T>(d + 8 * b, da, db, 0);
+        wgmma_m64n16k16_ss<T>(d + 8 * b, da, db, kOnto);
     }
   }
 }
@@ -497,9 +498,9 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
     } else {
       const int b = kk * 16 / W;
       if constexpr (W == 32)
-        wgmma_m64n32k16_rs<T>(d + 16 * b, a[kk], db, kk % 2);
+        wgmma_m64n32k16_rs<T>(d + 16 * b, a[kk], db, kOnto || kk % 2);
       else
-        wgmma_m64n16k16_rs<T>(d + 8 * b, a[kk], db, 0);
+        wgmma_m64n16k16_rs<T>(d + 8 * b, a[kk], db, kOnto);
     }
   }
 }
@@ -545,12 +546,13 @@ template <int kCols>
 __device__ __forceinline__ int half_bias_word(int l, int n) {
   return l * (kCols / 2) + ((n % 8) / 2) * (kCols / 8) + n / 8;
 }
-// FusedEpilogue::kBiasPreload (96 and 128 wide, 128 columns): the pair n, n + 1 of layer l at
-// this 32-bit word. A thread reads the pairs 8 j + cp of chunks j = 4 m .. 4 m + 3 in its m-th
-// 16-byte load, the four threads of a row (cp = 0, 2, 4, 6) 64 contiguous bytes (no bank
-// conflicts).
+// FusedEpilogue::kBiasPreload: the pair n, n + 1 of layer l at this 32-bit word (kCols / 2 a
+// layer; packed, the biases repeated across the 64 columns). A thread reads the pairs 8 j + cp of
+// chunks j = 4 m .. 4 m + 3 in its m-th 16-byte load, the four threads of a row (cp = 0, 2, 4, 6)
+// 64 contiguous bytes (no bank conflicts).
+template <int kCols>
 __device__ __forceinline__ int preload_bias_word(int l, int n) {
-  return l * 64 + (n / 32) * 16 + ((n % 8) / 2) * 4 + (n / 8) % 4;
+  return l * (kCols / 2) + (n / 32) * 16 + ((n % 8) / 2) * 4 + (n / 8) % 4;
 }
 
 // Layer 0 of a dense width: the tile's rows as they are ([64 x W], W * 2 bytes apart) read into
@@ -772,7 +774,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       continue;  // the epilogue reads no bias array (bias_of)
     }
     if constexpr (kBiasPreload)  // in the order the threads read them (preload_biases)
-      reinterpret_cast<T*>(biases)[2 * preload_bias_word(l, n) + n % 2] = from_float<T>(v);
+      reinterpret_cast<T*>(biases)[2 * preload_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kHalfBias)
@@ -850,8 +852,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   // integer instructions (a bf16's bits are the high half of its fp32's).
   [[maybe_unused]] const auto preload_biases = [&](float* acc, int l) {
     if constexpr (kBiasPreload) {
-      static_assert(kCols == 128 && !std::is_same_v<T, __half>);
-      const uint4* mine = reinterpret_cast<const uint4*>(biases) + l * 16 + lane % 4;
+      static_assert(!std::is_same_v<T, __half>);
+      const uint4* mine = reinterpret_cast<const uint4*>(biases) + l * (kCols / 8) + lane % 4;
 #pragma unroll
       for (int m = 0; m < kChunks / 4; ++m) {
         const uint4 v = mine[4 * m];

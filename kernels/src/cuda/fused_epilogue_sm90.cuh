@@ -19,8 +19,8 @@ struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
   // How each layer's biases are added (alternating rounds, a million rows):
-  // - bf16 GELU and SiLU up to 96 wide (but 96-wide GELU in three warpgroups), 32 wide bf16
-  //   ReLU: by wgmma (bias_mma; see kFoldMma),
+  // - bf16 GELU and SiLU at 48 and 64 wide, 32 wide GELU, SiLU in five warpgroups, 96 wide
+  //   SiLU and GELU in four warpgroups, and 32 wide bf16 ReLU: by wgmma (bias_mma; see kFoldMma),
   //   32 wide against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7 (at
   //   16 wide the four more m64n16k16 a layer cost more than the adds). At 32 wide not
   //   with no activation: there ptxas serialized the wgmmas for registers (C7512), and the 16-bit
@@ -39,14 +39,17 @@ struct FusedEpilogue {
   //   -> 1.7e-3; fp16's tolerance is 5e-3). bf16 keeps fp32 activations: in bf16x2 arithmetic
   //   (tanh.approx.bf16x2) 12-20% faster, but 16 layers of 64 reached 1.97e-2 of relative error
   //   against 5.3e-3 (bf16's tolerance is 2e-2; see docs/kernels.md);
-  // - bf16 GELU and SiLU at 128 wide, and 96-wide GELU in three warpgroups: the accumulators
-  //   start from them (kBiasPreload), but at 128 wide in four warpgroups of two stages;
+  // - the other bf16 GELU and SiLU (16 wide, 32 wide SiLU in four warpgroups, 96 wide GELU in
+  //   three, 128 wide): the accumulators start from them (kBiasPreload), but at 128 wide in four
+  //   warpgroups of two stages;
   // - otherwise fp32 adds ahead of the activation.
+  static constexpr bool kHeavy = A == Activation::kSilu || A == Activation::kGeluTanh;
   static constexpr bool kBiasMma =
-      !std::is_same_v<T, __half> && ((W == 32 && A == Activation::kRelu) ||
-                                     ((W == 16 || W == 32 || W == 48 || W == 64 ||
-                                       (W == 96 && (kWarpgroups > 3 || A == Activation::kSilu))) &&
-                                      (A == Activation::kSilu || A == Activation::kGeluTanh)));
+      !std::is_same_v<T, __half> &&
+      ((W == 32 && A == Activation::kRelu) ||
+       (kHeavy &&
+        (W == 48 || W == 64 || (W == 32 && (A == Activation::kGeluTanh || kWarpgroups > 4)) ||
+         (W == 96 && (kWarpgroups > 3 || A == Activation::kSilu)))));
   // bf16 GELU and SiLU whose biases go in by wgmma take their factors (kFold's) in the weights
   // and biases in shared memory, as fp16 does: the accumulator is the activation's argument, and
   // the epilogue a tanh and three fp32 instructions a GELU value (one a SiLU value) where
@@ -71,8 +74,8 @@ struct FusedEpilogue {
   // 31.2-32.5 -> 33.5-35.9, SiLU 28.6-30.0 -> 32.5-34.3), in six warpgroups: GELU 31.5-31.8 ->
   // 30.8-31.0 (8 layers 47.9-48.4 -> 46.6-47.4, 4 M rows 107.0-108.6 -> 103.5-104.8), SiLU
   // 29.0-29.7 -> 28.7-29.3 (8 layers 44.1-44.7 -> 43.2-44.2), but 128 K rows of SiLU 7.6-7.9
-  // -> 8.3 and 3 layers level (GELU's relative error 3.76e-3 -> 4.47e-3). Not at 128 wide (no
-  // room for the slices).
+  // -> 8.3 and 3 layers level (GELU's relative error 3.76e-3 -> 4.47e-3); kBiasPreload has
+  // since taken its place at 16 wide. Not at 128 wide (no room for the slices).
   static constexpr bool kFoldMma =
       kBiasMma && (A == Activation::kSilu || A == Activation::kGeluTanh);
   static constexpr bool kHalfBias =
@@ -154,28 +157,33 @@ struct FusedEpilogue {
   static constexpr bool kFoldF32 =
       !kHalfBias && !kBiasMma &&
       (A == Activation::kSilu || (A == Activation::kGeluTanh && kWarpgroups > 2));
-  // At 128 wide, where no room is left for kFoldMma's bias slices, and 96-wide GELU in three
-  // warpgroups: the fp32 accumulators start from the layer's biases (16-bit pairs in shared
-  // memory, a 16-byte load per four chunks, widened by integer instructions, off the FMA pipe
-  // the MMAs share), and the factors go into the weights in shared memory as kFoldMma's: the
-  // accumulator is the activation's argument, one fp32 instruction a value fewer than kFold32's
-  // fma, and no MMA slice more. Guess: what kFoldMma gained at 48 and 96 wide. Look, alternating
-  // rounds (three or four), a million rows, 5 layers unless said, us, before / after: 128 wide
-  // GELU 313.9-319.2 -> 298.7-311.3 (4 M rows 1369.6-1401.3 -> 1288.9-1307.0; two warpgroups,
-  // 256 K rows 97.1-98.7 -> 91.0-91.6, 128 K 52.4-52.9 -> 51.0-51.5), SiLU 298.2-331.1 ->
-  // 286.9-305.4 (4 M rows 1270.2-1295.9 -> 1152.5-1174.3, 8 layers 550.9-554.0 -> 512.9-529.8,
-  // 4 layers 250.1-272.5 -> 236.9-248.2); 96 wide GELU against kFoldMma 241.0-243.8 ->
-  // 227.9-230.2. ptxas spills 8 and 16 bytes in the one-stage shape (4 x 1), and adding layer 0's
-  // biases after its MMAs there (no spill) measured slower (GELU 304.5-315.4, 4 M rows
-  // 1309.3-1338.3). Not where it measured slower: 128 wide in four warpgroups of two stages (3
-  // layers of SiLU 198.1-200.3 -> 203.0-210.7, 128 K rows of GELU 31.7-32.2 -> 32.8-33.0, which
-  // keep kFold32); at 96 wide against kFoldMma, GELU in four warpgroups (4 layers 175.7-181.8 ->
-  // 179.8-187.3) and SiLU (8 layers 387.0-395.3 -> 400.0-411.1, 5 layers level); 64 wide GELU
-  // 116.2-118.2 -> 119.1-120.3, SiLU 103.6-109.9 -> 106.4-109.8; 48 wide GELU 8 layers
-  // 132.9-136.9 -> 136.3-142.3.
+  // At 128 wide, where no room is left for kFoldMma's bias slices, 16 wide, 32 wide SiLU in four
+  // warpgroups and 96-wide GELU in three: the fp32 accumulators start from the layer's biases
+  // (16-bit pairs in shared memory, a 16-byte load per four chunks, widened by integer
+  // instructions, off the FMA pipe the MMAs share), and the factors go into the weights in shared
+  // memory as kFoldMma's: the accumulator is the activation's argument, one fp32 instruction a
+  // value fewer than kFold32's fma, and no MMA slice more. Guess: what kFoldMma gained at 48 and 96
+  // wide. Look, alternating rounds (three or four), a million rows, 5 layers unless said, us,
+  // before / after: 128 wide GELU 313.9-319.2 -> 298.7-311.3 (4 M rows 1369.6-1401.3 ->
+  // 1288.9-1307.0; two warpgroups, 256 K rows 97.1-98.7 -> 91.0-91.6, 128 K 52.4-52.9
+  // -> 51.0-51.5), SiLU 298.2-331.1 -> 286.9-305.4 (4 M rows 1270.2-1295.9 -> 1152.5-1174.3, 8
+  // layers 550.9-554.0 -> 512.9-529.8, 4 layers 250.1-272.5 -> 236.9-248.2); 96 wide GELU against
+  // kFoldMma 241.0-243.8 -> 227.9-230.2; 16 wide against kFoldMma from the atoms (where ptxas
+  // serialized the wgmmas, C7511: no longer) GELU 30.6-31.1 -> 29.9-30.3 (8 layers 46.1-47.9
+  // -> 44.8-46.4, 128 K rows 8.4-8.5 -> 7.9-8.0), SiLU 28.6-29.7 -> 28.1-29.2 (4 M rows 98.5-100.3
+  // -> 97.6-98.8, 3 layers 26.5-27.7 -> 26.0-26.8); 32 wide SiLU's few-tiles shape, 128 K
+  // rows 12.3-12.4 -> 11.9-12.1 (five warpgroups level: 52.5-52.7 / 52.3-52.6). ptxas spills 8 and
+  // 16 bytes in the one-stage shape (4 x 1), and adding layer 0's biases after its MMAs there (no
+  // spill) measured slower (GELU 304.5-315.4, 4 M rows 1309.3-1338.3). Not where it measured
+  // slower: 128 wide in four warpgroups of two stages (3 layers of SiLU 198.1-200.3 -> 203.0-210.7,
+  // 128 K rows of GELU 31.7-32.2 -> 32.8-33.0, which keep kFold32); against kFoldMma, 32 wide GELU
+  // (56.0-56.6 -> 56.5-57.3, 8 layers 86.7-86.9
+  // -> 87.0-88.8, 4 M rows 204.1-204.5 -> 205.0-206.2); at 96 wide GELU in four warpgroups (4
+  // layers 175.7-181.8 -> 179.8-187.3) and SiLU (8 layers 387.0-395.3 -> 400.0-411.1, 5 layers
+  // level); 64 wide GELU 116.2-118.2 -> 119.1-120.3, SiLU 103.6-109.9 -> 106.4-109.8; 48 wide GELU
+  // 8 layers 132.9-136.9 -> 136.3-142.3.
   static constexpr bool kBiasPreload =
-      !kHalfBias && !kBiasMma && (W == 96 || (W == 128 && !(kWarpgroups == 4 && kStages == 2))) &&
-      (A == Activation::kSilu || A == Activation::kGeluTanh);
+      !kHalfBias && !kBiasMma && kHeavy && !(W == 128 && kWarpgroups == 4 && kStages == 2);
   static constexpr bool kFold32 = kFoldF32 && !kBiasPreload;
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
