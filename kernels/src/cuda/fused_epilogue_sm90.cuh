@@ -76,8 +76,7 @@ struct FusedEpilogue {
   // 29.0-29.7 -> 28.7-29.3 (8 layers 44.1-44.7 -> 43.2-44.2), but 128 K rows of SiLU 7.6-7.9
   // -> 8.3 and 3 layers level (GELU's relative error 3.76e-3 -> 4.47e-3); kBiasPreload has
   // since taken its place at 16 wide. Not at 128 wide (no room for the slices).
-  static constexpr bool kFoldMma =
-      kBiasMma && (A == Activation::kSilu || A == Activation::kGeluTanh);
+  static constexpr bool kFoldMma = kBiasMma && kHeavy;
   static constexpr bool kHalfBias =
       !kBiasMma && (A == Activation::kRelu || A == Activation::kNone || kHalfAct);
   // fp16 accumulators wherever the pairs get their biases in 16 bits (every fp16 kernel): the
@@ -125,6 +124,32 @@ struct FusedEpilogue {
   // 260.2-261.9 (8 layers 462.4-466.9 -> 458.2-461.3), 128 wide 292.5-307.0 -> 281.2-290.7.
   // Relative errors within a few percent of before (16 layers of 64 2.80e-3 -> 2.65e-3).
   static constexpr bool kFold = kHalfBias && (A == Activation::kSilu || A == Activation::kGeluTanh);
+  // At 128 wide, where no room is left for kFoldMma's bias slices, 16 wide, 32 wide SiLU in four
+  // warpgroups and 96-wide GELU in three: the fp32 accumulators start from the layer's biases
+  // (16-bit pairs in shared memory, a 16-byte load per four chunks, widened by integer
+  // instructions, off the FMA pipe the MMAs share), and the factors go into the weights in shared
+  // memory as kFoldMma's: the accumulator is the activation's argument, one fp32 instruction a
+  // value fewer than kFold32's fma, and no MMA slice more. Guess: what kFoldMma gained at 48 and 96
+  // wide. Look, alternating rounds (three or four), a million rows, 5 layers unless said, us,
+  // before / after: 128 wide GELU 313.9-319.2 -> 298.7-311.3 (4 M rows 1369.6-1401.3 ->
+  // 1288.9-1307.0; two warpgroups, 256 K rows 97.1-98.7 -> 91.0-91.6, 128 K 52.4-52.9
+  // -> 51.0-51.5), SiLU 298.2-331.1 -> 286.9-305.4 (4 M rows 1270.2-1295.9 -> 1152.5-1174.3, 8
+  // layers 550.9-554.0 -> 512.9-529.8, 4 layers 250.1-272.5 -> 236.9-248.2); 96 wide GELU against
+  // kFoldMma 241.0-243.8 -> 227.9-230.2; 16 wide against kFoldMma from the atoms (where ptxas
+  // serialized the wgmmas, C7511: no longer) GELU 30.6-31.1 -> 29.9-30.3 (8 layers 46.1-47.9
+  // -> 44.8-46.4, 128 K rows 8.4-8.5 -> 7.9-8.0), SiLU 28.6-29.7 -> 28.1-29.2 (4 M rows 98.5-100.3
+  // -> 97.6-98.8, 3 layers 26.5-27.7 -> 26.0-26.8); 32 wide SiLU's few-tiles shape, 128 K
+  // rows 12.3-12.4 -> 11.9-12.1 (five warpgroups level: 52.5-52.7 / 52.3-52.6). ptxas spills 8 and
+  // 16 bytes in the one-stage shape (4 x 1), and adding layer 0's biases after its MMAs there (no
+  // spill) measured slower (GELU 304.5-315.4, 4 M rows 1309.3-1338.3). Not where it measured
+  // slower: 128 wide in four warpgroups of two stages (3 layers of SiLU 198.1-200.3 -> 203.0-210.7,
+  // 128 K rows of GELU 31.7-32.2 -> 32.8-33.0, which keep kFold32); against kFoldMma, 32 wide GELU
+  // (56.0-56.6 -> 56.5-57.3, 8 layers 86.7-86.9 -> 87.0-88.8, 4 M rows 204.1-204.5 -> 205.0-206.2);
+  // at 96 wide GELU in four warpgroups (4 layers 175.7-181.8 -> 179.8-187.3) and SiLU (8 layers
+  // 387.0-395.3 -> 400.0-411.1, 5 layers level); 64 wide GELU 116.2-118.2 -> 119.1-120.3, SiLU
+  // 103.6-109.9 -> 106.4-109.8; 48 wide GELU 8 layers 132.9-136.9 -> 136.3-142.3.
+  static constexpr bool kBiasPreload =
+      !kHalfBias && !kBiasMma && kHeavy && !(W == 128 && kWarpgroups == 4 && kStages == 2);
   // bf16 GELU and SiLU (fp32 epilogues) take the same factors, all of them in the fp32 fma that
   // adds the bias (acc * weight_factor + bias * bias_factor): the weights stay as they are, and
   // GELU's epilogue is four fp32 instructions a value and a tanh where it was six, SiLU's two
@@ -154,37 +179,9 @@ struct FusedEpilogue {
   // wide, its biases in this fma rather than by wgmma, in six warpgroups, until kFoldMma.)
   // Up to 96 wide, kFoldMma has taken its place, and kBiasPreload at 128 but in four warpgroups of
   // two stages.
-  static constexpr bool kFoldF32 =
-      !kHalfBias && !kBiasMma &&
+  static constexpr bool kFold32 =
+      !kHalfBias && !kBiasMma && !kBiasPreload &&
       (A == Activation::kSilu || (A == Activation::kGeluTanh && kWarpgroups > 2));
-  // At 128 wide, where no room is left for kFoldMma's bias slices, 16 wide, 32 wide SiLU in four
-  // warpgroups and 96-wide GELU in three: the fp32 accumulators start from the layer's biases
-  // (16-bit pairs in shared memory, a 16-byte load per four chunks, widened by integer
-  // instructions, off the FMA pipe the MMAs share), and the factors go into the weights in shared
-  // memory as kFoldMma's: the accumulator is the activation's argument, one fp32 instruction a
-  // value fewer than kFold32's fma, and no MMA slice more. Guess: what kFoldMma gained at 48 and 96
-  // wide. Look, alternating rounds (three or four), a million rows, 5 layers unless said, us,
-  // before / after: 128 wide GELU 313.9-319.2 -> 298.7-311.3 (4 M rows 1369.6-1401.3 ->
-  // 1288.9-1307.0; two warpgroups, 256 K rows 97.1-98.7 -> 91.0-91.6, 128 K 52.4-52.9
-  // -> 51.0-51.5), SiLU 298.2-331.1 -> 286.9-305.4 (4 M rows 1270.2-1295.9 -> 1152.5-1174.3, 8
-  // layers 550.9-554.0 -> 512.9-529.8, 4 layers 250.1-272.5 -> 236.9-248.2); 96 wide GELU against
-  // kFoldMma 241.0-243.8 -> 227.9-230.2; 16 wide against kFoldMma from the atoms (where ptxas
-  // serialized the wgmmas, C7511: no longer) GELU 30.6-31.1 -> 29.9-30.3 (8 layers 46.1-47.9
-  // -> 44.8-46.4, 128 K rows 8.4-8.5 -> 7.9-8.0), SiLU 28.6-29.7 -> 28.1-29.2 (4 M rows 98.5-100.3
-  // -> 97.6-98.8, 3 layers 26.5-27.7 -> 26.0-26.8); 32 wide SiLU's few-tiles shape, 128 K
-  // rows 12.3-12.4 -> 11.9-12.1 (five warpgroups level: 52.5-52.7 / 52.3-52.6). ptxas spills 8 and
-  // 16 bytes in the one-stage shape (4 x 1), and adding layer 0's biases after its MMAs there (no
-  // spill) measured slower (GELU 304.5-315.4, 4 M rows 1309.3-1338.3). Not where it measured
-  // slower: 128 wide in four warpgroups of two stages (3 layers of SiLU 198.1-200.3 -> 203.0-210.7,
-  // 128 K rows of GELU 31.7-32.2 -> 32.8-33.0, which keep kFold32); against kFoldMma, 32 wide GELU
-  // (56.0-56.6 -> 56.5-57.3, 8 layers 86.7-86.9
-  // -> 87.0-88.8, 4 M rows 204.1-204.5 -> 205.0-206.2); at 96 wide GELU in four warpgroups (4
-  // layers 175.7-181.8 -> 179.8-187.3) and SiLU (8 layers 387.0-395.3 -> 400.0-411.1, 5 layers
-  // level); 64 wide GELU 116.2-118.2 -> 119.1-120.3, SiLU 103.6-109.9 -> 106.4-109.8; 48 wide GELU
-  // 8 layers 132.9-136.9 -> 136.3-142.3.
-  static constexpr bool kBiasPreload =
-      !kHalfBias && !kBiasMma && kHeavy && !(W == 128 && kWarpgroups == 4 && kStages == 2);
-  static constexpr bool kFold32 = kFoldF32 && !kBiasPreload;
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
