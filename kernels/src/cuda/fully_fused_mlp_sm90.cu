@@ -265,8 +265,17 @@ struct FusedMlpSm90Geometry {
     return fp32_epilogue(E) && (W == 64 || (W == 32 && E == EpiCost::kFloat && warpgroups == 5));
   }
   static constexpr bool kBiasAtoms = bias_atoms(kWg);
+  // 16 wide bf16 GELU and SiLU (FusedEpilogue::kBiasPreload) keep their biases as fp32, each pair
+  // twice in the accumulators' order, so that a 16-byte load fills four accumulators with no
+  // instruction to widen them. Three or four alternating rounds, a million rows, 5 layers unless
+  // said, us, against the 16-bit pairs: GELU 30.0-30.3 -> 29.1-29.3 (8 layers 45.1-46.7 ->
+  // 43.8-45.4, 4 M rows 101.2-102.9 -> 97.9-99.0), SiLU level (28.2-29.2 -> 28.1-28.8, 128 K rows
+  // 7.4-7.8 -> 7.6-8.0). Not at 96 wide (three times the loads; GELU 229.6-231.3 -> 244.9-247.8)
+  // nor at 32 wide SiLU in four warpgroups (level), and no room for them at 128.
+  static constexpr bool kPreloadF32 = fp32_epilogue(E) && W == 16;
   static constexpr size_t bias_bytes(int layers, int warpgroups = kWg) {
     return bias_atoms(warpgroups) ? size_t((layers + 3) / 4) * 8192
+           : kPreloadF32          ? size_t(layers) * kSlices * 128
                                   : size_t(layers) * kCols * kBiasBytes;
   }
 };
@@ -773,7 +782,12 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       }
       continue;  // the epilogue reads no bias array (bias_of)
     }
-    if constexpr (kBiasPreload)  // in the order the threads read them (preload_biases)
+    if constexpr (kBiasPreload && G::kPreloadF32) {  // [l][chunk][cp / 2][b0 b1 b0 b1]
+      static_assert(G::kSlices * 16 == kCols);       // no padding columns
+      float* at =
+          reinterpret_cast<float*>(biases) + l * G::kSlices * 32 + (n / 8) * 16 + (n % 8) / 2 * 4;
+      at[n % 2] = at[n % 2 + 2] = to_float(from_float<T>(v));
+    } else if constexpr (kBiasPreload)  // in the order the threads read them (preload_biases)
       reinterpret_cast<T*>(biases)[2 * preload_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
@@ -848,10 +862,18 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     }
   };
   // kBiasPreload: layer l's biases into the fp32 accumulators, rows r and r + 8 of chunk j from
-  // the pair of columns 8 j + cp (preload_bias_word): a 16-byte load per four chunks, then
-  // integer instructions (a bf16's bits are the high half of its fp32's).
+  // the pair of columns 8 j + cp: as fp32, a 16-byte load a chunk (Geometry::kPreloadF32), or as
+  // 16-bit pairs (preload_bias_word), a 16-byte load per four chunks and integer instructions (a
+  // bf16's bits are the high half of its fp32's).
   [[maybe_unused]] const auto preload_biases = [&](float* acc, int l) {
-    if constexpr (kBiasPreload) {
+    if constexpr (kBiasPreload && G::kPreloadF32) {
+      const float4* mine = reinterpret_cast<const float4*>(biases) + l * kChunks * 4 + lane % 4;
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        const float4 v = mine[4 * j];
+        acc[4 * j] = v.x, acc[4 * j + 1] = v.y, acc[4 * j + 2] = v.z, acc[4 * j + 3] = v.w;
+      }
+    } else if constexpr (kBiasPreload) {
       static_assert(!std::is_same_v<T, __half>);
       const uint4* mine = reinterpret_cast<const uint4*>(biases) + l * (kCols / 8) + lane % 4;
 #pragma unroll
