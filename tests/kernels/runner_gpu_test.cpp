@@ -196,6 +196,8 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
        make(K::kMlp, 1000, std::vector<int64_t>(9, 64), true, D::kBf16, A::kSilu), fused},
       {"48 wide bf16 SiLU: six warpgroups, dense rows, a partial last tile",
        make(K::kMlp, 100003, std::vector<int64_t>(3, 48), true, D::kBf16, A::kSilu), fused},
+      {"48 wide bf16 GELU without biases: the kernel without the bias MMA, a partial last tile",
+       make(K::kMlp, 100003, std::vector<int64_t>(3, 48), false, D::kBf16, A::kGeluTanh), fused},
       {"32 wide bf16 GELU: five warpgroups, its biases by wgmma",
        make(K::kMlp, 300001, std::vector<int64_t>(4, 32), true, D::kBf16, A::kGeluTanh), fused},
       {"96 wide bf16 GELU: biases by wgmma from the weight's padding, a partial last tile",
@@ -406,7 +408,10 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {300001, std::vector<int64_t>(6, 48), true, D::kBf16, A::kGeluTanh},
       {65537, std::vector<int64_t>(4, 48), true, D::kBf16, A::kSilu},        // few tiles
       {300001, std::vector<int64_t>(10, 64), true, D::kBf16, A::kGeluTanh},  // 8 + 1 layers
-      {300001, std::vector<int64_t>(6, 64), false, D::kBf16, A::kSilu},
+      {300001, std::vector<int64_t>(6, 64), false, D::kBf16, A::kSilu},      // no bias MMA
+      {300001, std::vector<int64_t>(6, 48), false, D::kBf16, A::kGeluTanh},  // nor here
+      {65537, std::vector<int64_t>(4, 64), false, D::kBf16, A::kGeluTanh},   // few: four
+      {100003, std::vector<int64_t>(10, 48), false, D::kBf16, A::kSilu},     // 8 + 1 layers
       {300001, std::vector<int64_t>(6, 64), true, D::kFp16, A::kSilu},
       {65537, std::vector<int64_t>(6, 32), true, D::kBf16, A::kGeluTanh},
       {300001, std::vector<int64_t>(6, 32), true, D::kBf16, A::kGeluTanh},  // five

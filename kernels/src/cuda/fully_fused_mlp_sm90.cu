@@ -198,6 +198,18 @@ constexpr Shapes shapes_built(int width, EpiCost e) {
   }
   return out;
 }
+// Where the bias MMA (FusedEpilogue::kBiasMma) runs whether or not the MLP has biases (their
+// slices then hold zeros), and a kernel without it is built for MLPs that have none. Under the
+// run-time branch it had, ptxas closed each layer's wgmma group with an empty wgmma of its own
+// (HGMMA.64x8x16 on RZ) and gave the kernels 4 to 16 registers more. Five alternating rounds, a
+// million rows, 5 layers bf16, us: 64 wide GELU 116.3-117.5 -> 111.9-112.0, SiLU 104.0-110.9 ->
+// 101.4-107.6, 48 wide GELU 84.7-85.6 -> 83.3-83.5. Without biases, against the branch: 64 wide
+// GELU level, 48 wide SiLU 73.9-74.5 -> 73.0-73.4, but 48 wide GELU 78.2-79.2 -> 80.8-81.4
+// (the MMA on zeros instead: 3-6% slower everywhere). Not at 32 wide, where ptxas then
+// serialised the wgmmas (C7511, C7520), nor at 96 (SiLU 215.4-218.9 -> 218.3-231.6).
+constexpr bool bias_mma_always(int width) {
+  return width == 48 || width == 64;
+}
 // Which kernels take every tile but their first feeds from the counter (kDynamicRounds): every
 // width up to 64 (at 96 and 128 the layers bound the pass and two rounds are claimed).
 constexpr bool claims_every_tile(int width) {
@@ -591,7 +603,9 @@ __device__ __forceinline__ float2 bias_pair(const uint8_t* biases, int c) {
 
 #endif  // FS_SM90A
 
-template <typename T, Activation A, int W, int kWg, int kStg>
+// kBiases false: an MLP without biases, built where the bias MMA would otherwise add zeros
+// (bias_mma_always).
+template <typename T, Activation A, int W, int kWg, int kStg, bool kBiases = true>
 __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThreads, 1)
     fused_mlp_sm90_kernel(const __grid_constant__ CUtensorMap tmap_in,
                           const __grid_constant__ CUtensorMap tmap_out,
@@ -837,7 +851,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   const int cp = 2 * (lane % 4);  // accumulator columns 8j + cp, 8j + cp + 1
   // bias_mma's A is 1 in column 0 of its k16 slice: this thread's low half of registers 0 and 1
   // where lane % 4 == 0.
-  const bool bias_by_mma = kBiasMma && p.biases[0] != nullptr;
+  const bool bias_by_mma = kBiasMma && kBiases && (bias_mma_always(W) || p.biases[0] != nullptr);
   const uint32_t one_bits = std::is_same_v<T, __half> ? 0x3C00u : 0x3F80u;
   const uint32_t one[4] = {lane % 4 == 0 ? one_bits : 0u, lane % 4 == 0 ? one_bits : 0u, 0u, 0u};
   constexpr int kChunks = 2 * G::kSlices;  // accumulator chunks of 8 columns with data
@@ -1188,27 +1202,34 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 
 using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, Params);
 
-// The kernel of this shape (one of shapes_built's), or null.
+// The kernel of this shape (one of shapes_built's), or null; without biases, the bias-less
+// kernel where one is built.
 template <typename T, Activation A, int W>
-KernelFn pick_shape(Shape shape) {
+KernelFn pick_shape(Shape shape, bool biases) {
   static constexpr Shapes kBuilt = shapes_built(W, kEpiCost<T, A>);
   KernelFn f = nullptr;
   [&]<size_t... I>(std::index_sequence<I...>) {
-    ((kBuilt.at[I] == shape
-          ? void(f = &fused_mlp_sm90_kernel<T, A, W, kBuilt.at[I].warpgroups, kBuilt.at[I].stages>)
-          : void()),
-     ...);
+    (
+        [&] {
+          constexpr Shape k = kBuilt.at[I];
+          if (!(k == shape)) return;
+          f = &fused_mlp_sm90_kernel<T, A, W, k.warpgroups, k.stages>;
+          if constexpr (bias_mma_always(W) &&
+                        FusedEpilogue<T, A, W, k.warpgroups, k.stages>::kBiasMma)
+            if (!biases) f = &fused_mlp_sm90_kernel<T, A, W, k.warpgroups, k.stages, false>;
+        }(),
+        ...);
   }
   (std::make_index_sequence<size_t(kBuilt.n)>{});
   return f;
 }
 
-KernelFn pick(DType dtype, Activation act, int width, Shape shape) {
+KernelFn pick(DType dtype, Activation act, int width, Shape shape, bool biases) {
   KernelFn f = nullptr;
   dispatch_width(width, [&]<int W>() {
     dispatch_activation(act, [&]<Activation A>() {
-      if (dtype == DType::kBf16) f = pick_shape<__nv_bfloat16, A, W>(shape);
-      if (dtype == DType::kFp16) f = pick_shape<__half, A, W>(shape);
+      if (dtype == DType::kBf16) f = pick_shape<__nv_bfloat16, A, W>(shape, biases);
+      if (dtype == DType::kFp16) f = pick_shape<__half, A, W>(shape, biases);
     });
   });
   if (!f) throw CudaError("fully-fused (sm_90a): fp16 or bf16 only");
@@ -1293,7 +1314,9 @@ FusedMlpSm90::FusedMlpSm90(const MlpConfig& c, std::vector<const void*> weights,
   const uint64_t tiles = uint64_t{s.full_tiles} + (s.tail ? 1 : 0);
   const EpiCost e = epi_cost(c.dtype, c.activation);
   s.shape = fused_shape(s.width, e, layers, double(tiles) / double(sms));
-  s.kernel = pick(c.dtype, c.activation, s.width, s.shape);
+  // As the kernel reads them: biases for every layer or none (Params::biases).
+  const bool has_biases = !s.biases.empty() && s.biases[0] != nullptr;
+  s.kernel = pick(c.dtype, c.activation, s.width, s.shape, has_biases);
   s.smem = smem_bytes(s.width, e, s.shape, layers);
   s.threads = 128 * static_cast<unsigned>(s.shape.warpgroups);
   // The attribute belongs to the kernel, which MLPs of other depths (the segments of a deeper
