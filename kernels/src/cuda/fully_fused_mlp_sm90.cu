@@ -64,41 +64,21 @@ constexpr bool fp32_epilogue(EpiCost e) {
 constexpr bool deep16(int width, EpiCost e) {
   return width == 16 && e == EpiCost::kLight;
 }
-// Six warpgroups of two stages each where the others have four of three (with their staging
-// buffers 144 KB against 128; 80 registers a thread, no spills) where the epilogue bounds it: 16
-// and 64 wide with GELU or SiLU, and 48 wide with them in fp32 (bf16). 16 wide GELU, after the
-// polynomial, was bound by the latency of its layers, not by its units (Nsight Compute: MUFU 54%,
-// fp16 pipe 52%, issue slots 57%, 1.07 warps eligible a cycle). Two alternating rounds, a million
-// rows, us, four warpgroups / six: fp16 GELU 5 layers 27.3-27.4 -> 26.5-26.6, 8 layers 39.4-39.5
-// -> 36.1-36.2, 3 layers 25.2-25.3 -> 25.5; SiLU 5 layers 26.4 -> 26.5, 16 layers (two
-// kernels) 75.8 -> 71.3-71.5, 2 layers 24.7 -> 25.0, 4 M rows 94.3-94.4 -> 94.4-94.5; 128 K rows
-// GELU 7.3 both; bf16 GELU 33.9-34.0 -> 33.7-33.8, SiLU 29.8-29.9 -> 28.7-28.9. Six warpgroups of
-// three stages measured between (GELU 27.6, SiLU 27.0). Wider, three alternating rounds, 5 layers
-// unless said: bf16 64 wide GELU 138.2-139.4 -> 123.0-124.1 (8 layers 218.6-220.1 -> 196.8-198.1,
-// 128 K rows 21.3-21.5 -> 20.5-21.3), SiLU 118.7-119.0 -> 106.7-107.2 (2 layers 93.9-94.1
-// -> 94.1-94.2); 48 wide GELU 108.1-108.9 -> 99.6 (8 layers 166.0-167.1 -> 157.8-159.9, 128 K
-// rows 17.8-17.9
-// -> 17.5-17.6), SiLU 98.8-100.0 -> 86.2-86.7; fp16 64 wide GELU 102.4-102.5 -> 100.8-100.9 (8
-// layers 154.3-155.0 -> 152.5-152.8), SiLU 100.2-100.4 -> 95.7-95.8. Not where mixed: fp16 48
-// wide GELU 77.6-78.1 -> 76.5 but SiLU 73.5-73.8 -> 74.6-74.9 and 128 K rows of GELU 14.3 ->
-// 14.6-14.7; 32 wide bf16 GELU 67.6-68.4 -> 66.1-66.3 but SiLU 55.3-55.4 -> 56.1-56.2 and 128 K
-// rows of SiLU 11.9 -> 14.1-14.2, fp16 level.
-// 32 wide bf16 GELU too, its biases added by the fma that folds its factors (kFold32), three
-// alternating rounds, a million rows, us, four warpgroups (biases by wgmma) / six: 5 layers
-// 67.9-68.0 -> 59.3-59.5, 8 layers 106.1-106.3 -> 93.2-93.4, 4 M rows 248.5-251.6 -> 213.6-216.6,
-// 256 K rows 20.3-20.4 -> 19.7-20.1, 3 layers level (six with the biases by wgmma: 66.5-66.7,
-// 103.4-103.6, 244.8-245.4); but not SiLU (5 layers 55.3-56.9 -> 56.5-57.3, 8 layers
-// 85.3-87.7 -> 86.8-87.5). (32 wide GELU and SiLU now run five, their biases by wgmma:
-// base_shape, Geometry::kBiasAtoms.)
+// Six warpgroups of two stages each where the others have four of three (staging buffers 144 KB
+// against 128; 80 registers a thread, no spills) where the epilogue bounds the kernel: 16 and 64
+// wide with GELU or SiLU, and 32 and 48 wide with them in fp32 (bf16). More warpgroups hide more
+// of each one's layer latency behind the others' work (16 wide GELU was bound by that latency, not
+// by its units). Not fp16 at 32 and 48 wide, where it measured level or mixed; 32 and 64 wide bf16
+// take five instead (base_shape).
+// Measured: docs/fused_choices.md, "six_warpgroups".
 constexpr bool six_warpgroups(int width, EpiCost e) {
   return e != EpiCost::kLight && (width == 16 || width == 64 || (width == 48 && fp32_epilogue(e)) ||
                                   (width == 32 && fp32_epilogue(e)));
 }
-// But four of three at 48 and 64 wide where there are fewer tiles than kFewRounds rounds of six
-// warpgroups on every SM (a kernel of each is built). Three alternating rounds, 5 layers, us,
-// four warpgroups / six: 64 K rows of 48 wide bf16 SiLU (1.3 tiles a warpgroup of six)
-// 10.2-10.3 -> 11.6-11.7 (level with this rule); above the line, 110 K rows of 48 wide bf16
-// GELU 16.7-16.8 -> 16.0-16.1, 128 K rows of 64 wide fp16 SiLU 17.0-17.2 -> 15.4-16.4.
+// But four of three at 32, 48 and 64 wide where there are fewer tiles than kFewRounds rounds of
+// six warpgroups on every SM (a kernel of each is built): with a tile or so a warpgroup, six
+// measured slower than four.
+// Measured: docs/fused_choices.md, "four_when_few".
 constexpr bool four_when_few(int width) {
   return width == 32 || width == 48 || width == 64;
 }
@@ -114,21 +94,11 @@ struct Shape {
 // - stages: two at 96 and 128 wide, where the weights fill the shared memory, and with six
 //   warpgroups, five at 16 wide with a light epilogue, three otherwise;
 // - warpgroups: two at 128 wide, three at 96 (its weights kept as 96 rows, not 128: the room of
-//   a third), six with six_warpgroups, four otherwise. At 96 wide, three alternating rounds, a
-//   million rows, 5 layers unless said, us, two / three: fp16 relu 182.1-184.0 -> 163.5-164.7,
-//   GELU 227.1-228.6 -> 203.8-205.8, SiLU 231.7-232.0 -> 198.7-198.9; bf16 relu 193.9-195.6 ->
-//   168.3-168.8, GELU 297.0-297.4 -> 255.1-255.6, SiLU 290.1-292.8 -> 251.7-252.4; GELU 8 layers
-//   (two kernels) 411.7-413.4 -> 382.3-388.9, 128 K rows 38.9-39.0 -> 36.1-36.3; relu 2 layers
-//   163.0-163.2 -> 144.3-144.6; SiLU 4 M rows 913.4-939.3 -> 840.6-867.0.
+//   a third; 10-14% faster than two at 5 layers), six with six_warpgroups, four otherwise;
 // - 32 and 64 wide bf16 GELU and SiLU: five warpgroups where six_warpgroups gives six, their
 //   biases by wgmma (FusedEpilogue::kFoldMma; Geometry::kBiasAtoms): in six ptxas serialized the
-//   wgmmas (C7512, 80 registers a thread), and at 64 wide the pair measured level (GELU
-//   124.0-124.4 -> 121.4-126.4 us, SiLU level); at 64 wide in five (83 and 96 registers, no
-//   serialization), three alternating rounds, a million rows, 5 layers unless said, us, six with
-//   kFold32 / five with kFoldMma: GELU 124.0-125.2 ->
-//   117.0-117.6 (8 layers 200.2-215.1 -> 186.1-198.8, 4 M rows 514.9-516.9 -> 467.1-511.4),
-//   SiLU 106.6-110.7 -> 103.8-107.5 (8 layers 169.5-174.3 -> 167.0-173.1, 4 M rows
-//   446.7-450.9 -> 430.1-458.5); 3 layers and 256 K rows level.
+//   wgmmas (C7512, 80 registers a thread), in five it does not (83 and 96 registers).
+// Measured: docs/fused_choices.md, "base_shape".
 constexpr Shape base_shape(int width, EpiCost e, bool six) {
   if (width == 96) return {3, 2};
   if (width > 64) return {2, 2};
@@ -140,31 +110,8 @@ constexpr Shape base_shape(int width, EpiCost e, bool six) {
 // four of two stages at three and four layers of GELU or SiLU. 128 wide: four of two at three
 // layers of bf16 GELU or SiLU; at four, three of two, or four of one stage in bf16; at five, four
 // of one stage with any epilogue (the one stage holds 5 layers of 128: see kDeferStore). Four of
-// one only with kWideFewRounds rounds of tiles: it loads no tile ahead of the one it runs. Three
-// alternating rounds, a million rows, us, base_shape's (two of two at 128, three of two at 96)
-// against each, on H100s whose clocks the power cap moved more than the earlier tables':
-// - 96 wide, four of two: 3 layers bf16 GELU 170.6-184.7 -> 161.4-171.2, SiLU 160.0-178.1 ->
-//   151.9-155.5, fp16 level (GELU 148.7-149.7 -> 147.7-147.8); 4 layers bf16 SiLU 206.3-230.2 ->
-//   187.1-192.3, fp16 SiLU 177.8-184.7 -> 163.5-177.3, GELU level; 128 K rows of 4 layers of
-//   fp16 SiLU 30.7-31.0 -> 28.3-30.7. At 5 layers four of one was not faster (fp16 level, bf16
-//   GELU 264.9-274.4 -> 272.0-283.3, SiLU 255.5-262.4 -> 239.2-249.5).
-// - 128 wide, 3 layers: bf16 GELU 245.4-261.0 -> 207.6-233.7, SiLU 231.7-243.9 -> 199.0-200.6
-//   (four of two); in fp16 level (memory-bound); 2 layers 2-3% slower with more warpgroups.
-// - 128 wide, 4 layers, three of two: fp16 GELU 233.2-245.9 -> 206.2-214.5, SiLU 222.0-250.5 ->
-//   202.8-203.2, 4 M rows of fp16 GELU 1036.1-1059.0 -> 890.1-934.9; in bf16 four of one
-//   against three of two: GELU 304.3-328.8 -> 285.5-298.7, SiLU 269.1-296.5 -> 268.5-275.4 (fp16
-//   GELU 206.8-217.5 -> 215.6-230.8, so not there); ReLU 2% slower with more warpgroups.
-// - 128 wide, 5 layers, four of one (fed after the store, before kDeferStore): fp16 GELU
-//   291.6-307.5 -> 272.4-296.0, SiLU 292.0-293.1 -> 264.7-271.4, bf16 GELU 401.1-409.6 ->
-//   392.6-407.4, SiLU 389.7-397.7 -> 349.8-354.9, 8 layers (5 + 3) of bf16 SiLU 628.4-635.7 ->
-//   563.5-567.8; with kDeferStore, ReLU too (two runs): 213.2-215.0 -> 208.5-209.3 and
-//   243.6-293.1 -> 228.8-274.9, bf16 235.5-250.2 -> 213.9-242.8 and 239.7-264.5 -> 222.8-242.8
-//   (12 bytes of spill at 128 registers), 4 M rows 971.9-991.4 -> 958.2-963.7. Three warpgroups
-//   of one stage were slower than four everywhere.
-// - The few-tiles rule: 5 layers of bf16 GELU, two of two / four of one (before kDeferStore),
-//   128 K rows (3.9 tiles a warpgroup of four) 55.6-63.6 -> 67.5-71.5, 256 K 98.7-105.9 ->
-//   102.6-104.7, 512 K (15.5) 186.1-206.1 -> 206.6-217.8; 256 K of fp16 SiLU 75.9-82.5 ->
-//   81.1-93.3.
+// one only with kWideFewRounds rounds of tiles: it loads no tile ahead of the one it runs.
+// Measured: docs/fused_choices.md, "wide_shape".
 constexpr double kWideFewRounds = 16;
 constexpr Shape wide_shape(int width, EpiCost e, int layers, double tiles_a_sm) {
   const bool heavy = e != EpiCost::kLight;
@@ -201,12 +148,9 @@ constexpr Shapes shapes_built(int width, EpiCost e) {
 // Where the bias MMA (FusedEpilogue::kBiasMma) runs whether or not the MLP has biases (their
 // slices then hold zeros), and a kernel without it is built for MLPs that have none. Under the
 // run-time branch it had, ptxas closed each layer's wgmma group with an empty wgmma of its own
-// (HGMMA.64x8x16 on RZ) and gave the kernels 4 to 16 registers more. Five alternating rounds, a
-// million rows, 5 layers bf16, us: 64 wide GELU 116.3-117.5 -> 111.9-112.0, SiLU 104.0-110.9 ->
-// 101.4-107.6, 48 wide GELU 84.7-85.6 -> 83.3-83.5. Without biases, against the branch: 64 wide
-// GELU level, 48 wide SiLU 73.9-74.5 -> 73.0-73.4, but 48 wide GELU 78.2-79.2 -> 80.8-81.4
-// (the MMA on zeros instead: 3-6% slower everywhere). Not at 32 wide, where ptxas then
-// serialised the wgmmas (C7511, C7520), nor at 96 (SiLU 215.4-218.9 -> 218.3-231.6).
+// (HGMMA.64x8x16 on RZ) and gave the kernels 4 to 16 registers more. Not at 32 wide, where ptxas
+// then serialised the wgmmas (C7511, C7520), nor at 96 (slower).
+// Measured: docs/fused_choices.md, "bias_mma_always".
 constexpr bool bias_mma_always(int width) {
   return width == 48 || width == 64;
 }
@@ -239,14 +183,12 @@ struct FusedMlpSm90Geometry {
   static constexpr uint32_t kLayerBytes = kWeightRows * kCols * 2;
   static constexpr int kWarpgroups = kWg;
   static constexpr int kThreads = 128 * kWarpgroups;
-  // Input stages a warpgroup (base_shape, wide_shape). 16 wide with ReLU or
-  // no activation (kDeep16) is bound by the bytes in flight, not by its layers: it keeps four
-  // tiles ahead, its output staged in the tile's own stage (as at 128 wide) and its biases in 16
-  // bits, which still fits 8 layers. Three alternating rounds, fp16 relu, us: a million rows 5
-  // layers 28.3-28.4 -> 27.0-27.1 (3 stages ahead and a staging buffer 27.1-27.3), 3 layers
-  // 26.7-26.8 -> 25.0, 2 M rows 52.7-52.8 -> 51.1-51.3, 4 M rows 100.2-100.4 -> 99.5-99.7; 8
-  // layers level. GELU at 16 wide (compute-bound) and 32 wide measured 3% and 0.5% slower with a
-  // fourth stage.
+  // Input stages a warpgroup (base_shape, wide_shape). 16 wide with ReLU or no activation
+  // (kDeep16) is bound by the bytes in flight, not by its layers: it keeps four tiles ahead, its
+  // output staged in the tile's own stage (as at 128 wide) and its biases in 16 bits, which still
+  // fits 8 layers. Where the layers bound the kernel (GELU at 16 and 32 wide), a fourth stage
+  // measured slower.
+  // Measured: docs/fused_choices.md, "Geometry::kDeep16".
   static constexpr bool kDeep16 = deep16(W, E);
   static constexpr int kStages = kStg;
   // One stage: a tile's output is held in registers until the next tile's layer 0 has read
@@ -261,29 +203,20 @@ struct FusedMlpSm90Geometry {
   // 64 wide bf16 GELU and SiLU, and 32 wide bf16 SiLU in five warpgroups, add their biases by
   // wgmma (FusedEpilogue::kFoldMma) from k16 slices of their own, the weight having no padding to
   // hold them (packed, one m64n64k16 on every diagonal block where the weight's rows took one
-  // m64nWk16 a block: at 16 wide ptxas serialized those four, C7512, and with the atoms C7511,
-  // until 16 wide took FusedEpilogue::kBiasPreload): four layers' slices to a
-  // 128-byte-swizzled atom (64 rows of 128 bytes, slice l % 4 of atom l / 4), in place of the
-  // bias array (so that 8 layers still fit at 64). 32 wide SiLU in five warpgroups, three
-  // alternating rounds, a million rows, 5 layers unless said, us, four with the weight's rows /
-  // five with them / five with the atoms: 54.5-54.6 / 52.2-52.3 / 51.8-52.0, 8 layers 84.1-84.3
-  // / 81.0-81.1 / 80.2-80.4, 4 M rows 194.4-197.5 / 186.4-189.1 / 185.0-187.7, 256 K rows
-  // 17.0-18.0 / 16.8-18.3 / 16.5-17.8. Not 32 wide GELU (five warpgroups, the atoms against the
-  // weight's rows: 57.7-57.8 -> 58.0-61.3, 8 layers 86.8-88.4 -> 89.0-94.2).
-  // 32 wide SiLU in its five warpgroups only: in the four of its few-tiles shape ptxas
-  // serialized the wgmmas with the atoms (C7511), not with the weight's rows (and that shape now
-  // preloads its biases, FusedEpilogue::kBiasPreload).
+  // m64nWk16 a block): four layers' slices to a 128-byte-swizzled atom (64 rows of 128 bytes,
+  // slice l % 4 of atom l / 4), in place of the bias array (so that 8 layers still fit at 64).
+  // Not 32 wide GELU (the weight's rows measured faster), nor 32 wide SiLU in the four warpgroups
+  // of its few-tiles shape (ptxas serialized the wgmmas with the atoms, C7511).
+  // Measured: docs/fused_choices.md, "Geometry::kBiasAtoms".
   static constexpr bool bias_atoms(int warpgroups) {
     return fp32_epilogue(E) && (W == 64 || (W == 32 && E == EpiCost::kFloat && warpgroups == 5));
   }
   static constexpr bool kBiasAtoms = bias_atoms(kWg);
   // 16 wide bf16 GELU and SiLU (FusedEpilogue::kBiasPreload) keep their biases as fp32, each pair
   // twice in the accumulators' order, so that a 16-byte load fills four accumulators with no
-  // instruction to widen them. Three or four alternating rounds, a million rows, 5 layers unless
-  // said, us, against the 16-bit pairs: GELU 30.0-30.3 -> 29.1-29.3 (8 layers 45.1-46.7 ->
-  // 43.8-45.4, 4 M rows 101.2-102.9 -> 97.9-99.0), SiLU level (28.2-29.2 -> 28.1-28.8, 128 K rows
-  // 7.4-7.8 -> 7.6-8.0). Not at 96 wide (three times the loads; GELU 229.6-231.3 -> 244.9-247.8)
-  // nor at 32 wide SiLU in four warpgroups (level), and no room for them at 128.
+  // instruction to widen them. Not at 96 wide (three times the loads, slower) nor at 32 wide SiLU
+  // in four warpgroups (level), and no room for them at 128.
+  // Measured: docs/fused_choices.md, "Geometry::kPreloadF32".
   static constexpr bool kPreloadF32 = fp32_epilogue(E) && W == 16;
   static constexpr size_t bias_bytes(int layers, int warpgroups = kWg) {
     return bias_atoms(warpgroups) ? size_t((layers + 3) / 4) * 8192
@@ -324,32 +257,10 @@ constexpr uint32_t kNoTail = ~0u;
 // from the counter rather than dealt in stride. Dealt in stride, every warpgroup gets the same
 // number of tiles to one, but the memory does not serve every SM at the same rate: at a million
 // rows of 16 the slowest block finished 14% after the median one. Two rounds measured 2-3.5%
-// faster than none from 32 wide up (1, 2 and 3 rounds alike; 16 wide at a million rows level).
-// 16 wide with ReLU or none (kDeep16), which feeds four tiles ahead and so claims its tiles
-// earlier, takes every tile from the counter: three alternating rounds, fp16 relu, us, against
-// two rounds: a million rows 5 layers 27.1 -> 26.2, 8 layers 29.7 -> 29.1-29.3, 2 M rows
-// 51.0-51.3 -> 50.5-50.6, 4 M rows 99.4-99.6 -> 95.9-96.1, 3 layers 24.9-25.0 -> 25.0-25.1
-// (6, 8 and 12 rounds in between).
-// So do 32 and 64 wide with a light epilogue where the memory bounds them (claims_every_tile),
-// three alternating rounds, a million rows unless said, us: 64 wide 5 layers 99.0-99.1 ->
-// 95.4-95.5 (bf16 and no activation alike), 2 layers 97.1-97.2 -> 94.9, 4 M rows 385.3-385.7 ->
-// 365.4-366.6; 32 wide 52.6-52.7 -> 52.2-52.4, 4 M rows 198.5-198.7 -> 185.8-185.9. Not where
-// the layers bound them: 8 layers of 64 107.0-107.1 -> 113.0-113.2, of 32 56.5-56.6 ->
-// 58.3-58.4; 128 K rows of 64 (4 tiles a warpgroup) 14.1-14.4 -> 14.8-15.1; nor 48 wide, GELU
-// and SiLU, 96 or 128 wide (0.5-9% slower).
-// The first feeds (kStages - 1 tiles a warpgroup) are dealt even then: claimed, each waited for
-// the round trip of the one before while the whole block waited at its set-up. Three alternating
-// rounds, us: 16 wide 5 layers 25.8-25.9 -> 25.7-25.8, 8 layers 28.2-28.3 -> 27.8-27.9, bf16
-// 27.1-27.2 -> 26.6-26.7; 32 wide 50.6-50.8 -> 50.1-50.2; 64 wide 94.5 -> 94.0-94.1.
-// With the claim ahead no longer waited for, every tile claimed pays at 48 wide and for GELU and
-// SiLU too. Three alternating rounds, a million rows, 5 layers fp16, us: 48 wide relu 75.0-75.2
-// -> 71.7-71.8, GELU 97.4-97.6 -> 95.6-96.3; 32 wide GELU 62.8-63.7 -> 62.0-62.5; 64 wide SiLU
-// 115.6-116.2 -> 113.7-114.6, GELU 122.9-123.6 -> 122.0-123.1, bf16 GELU level. And with any
-// number of layers or tiles (where 8 layers and fewer than 8 tiles a warpgroup had been slower):
-// 16 wide GELU 31.8-31.9 -> 30.6-30.7 (7.8 tiles a warpgroup), 8 layers 47.0-47.5 -> 45.9-46.2;
-// 32 wide 8 layers 52.7 -> 51.5, 128 K rows 10.9 -> 10.0; 64 wide 256 K rows 26.7 -> 26.0, 8
-// layers relu and GELU and 128 K rows level. Beyond 64 wide not: 96 relu 195.4-196.5 ->
-// 191.7-193.3 but SiLU 287.7-288.5 -> 289.4-289.9, and 128 GELU 324.9-326.9 -> 326.7-365.1.
+// faster than none from 32 wide up. Up to 64 wide, with each claim made a tile ahead and not
+// waited for, every tile but the first feeds is claimed (claims_every_tile); the first feeds are
+// dealt (claimed, each waited for the round trip of the one before while the block set up).
+// Measured: docs/fused_choices.md, "kDynamicRounds".
 constexpr uint64_t kDynamicRounds = 2;
 
 // The kernel's shared memory in shape `s` (the kernel lays it out in this order).
@@ -491,11 +402,9 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
 #pragma unroll
   for (int kk = 0; kk < G::kSlices; ++kk) {
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, kk));
-    // 96 and 48 wide: no work on the padding columns. n96 measured 9% faster than n128 (fp16
-    // relu). n48 measured 2-3% slower than n64 at first; on the later kernel, three alternating
-    // rounds, a million rows, us: 8 layers relu 83.4-83.7 -> 77.1-77.3, 8 layers SiLU
-    // 135.3-135.4 -> 130.0, 5 layers GELU 96.2 -> 95.4-95.5, 128 K rows 11.8 -> 11.6-11.7; 5
-    // layers relu (fp16, bf16), 2 layers and 4 M rows level.
+    // 96 and 48 wide: no work on the padding columns (n96 measured 9% faster than n128; n48
+    // faster than n64 or level).
+    // Measured: docs/fused_choices.md, "layer_mma_rs".
     if constexpr (kF16 && W == 96) {
       wgmma_m64n96k16_rs_f16acc(d, a[kk], db, kOnto || kk > 0);
     } else if constexpr (kF16 && W == 48) {
@@ -559,10 +468,8 @@ __device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const ui
 // 16-bit biases (kHalfBias) up to 64 wide in shared memory: the pair of columns n, n + 1 (n
 // even) of layer l at this 32-bit word. A thread reads the pairs 8 j + 2 (lane % 4) of every
 // chunk j, so they sit together, chunk after chunk, for 16-byte loads: two loads a layer where
-// there were eight. Three alternating rounds (both orders), a million rows: 8 layers of 64
-// 109.4-109.5 -> 106.9-107.0 us, of 48 85.8-86.4 -> 85.1-85.7; 16 wide (5 and 8 layers) and 64
-// wide GELU level. At 128 wide (four loads for sixteen) 251.6-257.1 -> 259.5-273.9, so not
-// there.
+// there were eight. Not at 128 wide, where four loads for sixteen measured slower.
+// Measured: docs/fused_choices.md, "half_bias_word".
 template <int kCols>
 __device__ __forceinline__ int half_bias_word(int l, int n) {
   return l * (kCols / 2) + ((n % 8) / 2) * (kCols / 8) + n / 8;
@@ -940,12 +847,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   // kDeferStore: the last tile's output as the 16-bit pairs stmatrix takes (rows r and r + 8 of
   // chunk j at 2 j and 2 j + 1), held until the next tile's layer 0 has read the only stage;
   // then written there and stored, and the stage refilled while the later layers run. Fed only
-  // after the store (the output staged at the end of each tile), every warpgroup waited for its
-  // next tile's load: three alternating rounds, a million rows, 5 layers of 128, us, fed after
-  // the store / deferred: fp16 GELU 283.7-296.3 -> 253.3-273.5, SiLU 261.3-278.9 ->
-  // 247.0-256.5, bf16 GELU 375.0-382.9 -> 351.5-364.8, SiLU 335.7-344.0 -> 321.4-336.7, 4 M rows
-  // of fp16 GELU 1173.0-1190.1 -> 1072.5-1084.7, of bf16 SiLU 1327.8-1376.9 -> 1272.3-1332.6; 8
-  // layers (5 + 3) level.
+  // after the store, every warpgroup waited for its next tile's load.
+  // Measured: docs/fused_choices.md, "kDeferStore".
   uint32_t held[G::kDeferStore ? 2 * kOutChunks : 1];
   uint32_t held_tile = p.tiles;  // none
   const auto store_held = [&] {
@@ -1023,10 +926,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     wgmma_commit();
     // The slot of tile i - 1 is free (its wgmma completed, and its staged output, if it held it,
     // was read): fill it with tile i + kStages - 1, while layer 0 runs. Fed before layer 0, the
-    // other warps waited at its wgmma for thread 0's claim and wait for the store; three
-    // alternating rounds, a million rows, us: 16 wide GELU 33.6-33.8 -> 32.9-33.0, bf16 relu
-    // 26.6 -> 26.1-26.3; 32 wide 8 layers 53.8-54.0 -> 53.3-53.5; 64 wide GELU 125.7-126.6 ->
-    // 122.9-123.3; the rest level.
+    // other warps waited at its wgmma for thread 0's claim and wait for the store.
+    // Measured: docs/fused_choices.md, "feed".
     if (!G::kDeferStore && tid == 0 && !ended) {
       if constexpr (G::kStageInSlot) bulk_wait_read_all();
       feed((i + kStages - 1) % kStages);

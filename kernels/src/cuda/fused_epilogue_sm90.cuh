@@ -1,7 +1,7 @@
 // How the fully fused Hopper MLP (fully_fused_mlp_sm90.cu, which alone includes this file)
 // applies each layer's biases and activation: the choices per dtype, activation and width, each
-// with what measured it, the scale factors folded into the weights and biases, and the 16-bit and
-// fp32 forms of the activations.
+// with why (docs/fused_choices.md has what measured it), the scale factors folded into the
+// weights and biases, and the 16-bit and fp32 forms of the activations.
 #pragma once
 
 #include <type_traits>
@@ -18,31 +18,20 @@ template <typename T, Activation A, int W, int kWarpgroups, int kStages>
 struct FusedEpilogue {
   static constexpr int kCols = W <= 64 ? 64 : 128;
   static constexpr bool kHalfAct = std::is_same_v<T, __half>;  // GELU, SiLU in f16x2 too
-  // How each layer's biases are added (alternating rounds, a million rows):
-  // - bf16 GELU and SiLU at 48 and 64 wide, 32 wide GELU, SiLU in five warpgroups, 96 wide
-  //   SiLU and GELU in four warpgroups, and 32 wide bf16 ReLU: by wgmma (bias_mma; see kFoldMma),
-  //   32 wide against fp32 adds relu 53.7-53.8 -> 52.6-52.7 us, silu 65.2-66.8 -> 60.5-61.7 (at
-  //   16 wide the four more m64n16k16 a layer cost more than the adds). At 32 wide not
-  //   with no activation: there ptxas serialized the wgmmas for registers (C7512), and the 16-bit
-  //   pairs below measured faster, three alternating rounds, a million rows, us: 5 layers
-  //   50.2-50.6 -> 49.0-49.3, 8 layers 56.9-57.8 -> 49.7;
-  // - every fp16 kernel, and ReLU or no activation in bf16 but 32 wide ReLU: to
-  //   the 16-bit pairs, activated there (bias_act2). Against fp32 adds and activations, 5 layers
-  //   fp16 unless said: relu 16 wide 30.2-30.9 -> 28.3-29.2 us (8 layers 36.3-36.7 ->
-  //   29.6-29.8, bf16 30.1-30.3 -> 28.6-28.7); 48 wide 74.2-74.4 -> 74.4-74.8 (memory-bound)
-  //   but 8 layers 99.7-101.2 -> 85.0-85.6; 64 wide level, 8 layers 136.9-137.1 ->
-  //   109.3-109.6; 96 wide 216.0-222.0 -> 209.5-215.5; 128 wide 268.7-296.8 -> 250.0-265.0.
-  //   GELU 16 wide 41.0-41.5 -> 36.3-36.5, 48 wide 118.2-120.2 -> 102.1-103.0, 128 wide
-  //   400.6-405.4 -> 329.4-366.7; SiLU 16 wide 39.0-39.5 -> 34.6-34.8, 64 wide 130.9-133.5 ->
-  //   118.0-118.8; 96 wide GELU 288.2-290.1 -> 264.9-266.2, SiLU 285.5-289.7 -> 266.0-267.5.
-  //   The largest relative error doubles (GELU 16 wide 4.7e-4 -> 9.8e-4, 8 layers of 64 6.6e-4
-  //   -> 1.7e-3; fp16's tolerance is 5e-3). bf16 keeps fp32 activations: in bf16x2 arithmetic
-  //   (tanh.approx.bf16x2) 12-20% faster, but 16 layers of 64 reached 1.97e-2 of relative error
-  //   against 5.3e-3 (bf16's tolerance is 2e-2; see docs/kernels.md);
+  // How each layer's biases are added:
+  // - by wgmma (bias_mma; see kFoldMma), one instruction a layer for an add an accumulator: bf16
+  //   GELU and SiLU at 48 and 64 wide, 32 wide GELU, SiLU in five warpgroups, 96 wide SiLU and
+  //   GELU in four warpgroups, and 32 wide bf16 ReLU (at 16 wide four MMAs more a layer cost more
+  //   than the adds; at 32 wide with no activation ptxas serialized the wgmmas, C7512);
+  // - to the 16-bit pairs, activated there (bias_act2), in fewer instructions than fp32 adds and
+  //   activations: every fp16 kernel, and ReLU or no activation in bf16 but 32 wide ReLU (bf16
+  //   keeps fp32 activations: in bf16x2 arithmetic 16 layers of 64 reached 1.97e-2 of relative
+  //   error, against bf16's tolerance of 2e-2);
   // - the other bf16 GELU and SiLU (16 wide, 32 wide SiLU in four warpgroups, 96 wide GELU in
   //   three, 128 wide): the accumulators start from them (kBiasPreload), but at 128 wide in four
   //   warpgroups of two stages;
   // - otherwise fp32 adds ahead of the activation.
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kBiasMma".
   static constexpr bool kHeavy = A == Activation::kSilu || A == Activation::kGeluTanh;
   static constexpr bool kBiasMma =
       !std::is_same_v<T, __half> &&
@@ -53,150 +42,65 @@ struct FusedEpilogue {
   // bf16 GELU and SiLU whose biases go in by wgmma take their factors (kFold's) in the weights
   // and biases in shared memory, as fp16 does: the accumulator is the activation's argument, and
   // the epilogue a tanh and three fp32 instructions a GELU value (one a SiLU value) where
-  // kFold32's fma made four (two). At 48 and 96 wide the weight's padding holds the bias slice
-  // (one more k16 slice a layer: 3 -> 4 at 48 wide, 6 -> 7 at 96). SiLU's factors are powers of
-  // two, so its results are the same bits; GELU's 1 / s and s / 2 round the scaled weights and
-  // biases once more. Three alternating rounds, a million rows, 5 layers unless said, us,
-  // kFold32 / this: 48 wide GELU 99.2-100.4 -> 85.3-85.4 (8 layers 156.9-171.4 -> 132.3-140.6),
-  // SiLU 86.0-87.2 -> 78.6-79.8 (8 layers 132.3-132.7 -> 123.3-125.2; 128 K rows level); 96 wide
-  // GELU 256.9-263.9 -> 239.4-243.3 (4 layers 209.6-215.4 -> 175.7-186.7, 8 layers
-  // 439.3-468.1 -> 408.9-420.1), SiLU 234.4-241.3 -> 220.0-223.4 (8 layers 399.4-405.2 ->
-  // 380.4-385.9; 3 layers level); 32 wide SiLU (its biases already by wgmma, its factors
-  // folded now) 55.8-56.1 -> 54.1-54.5, 8 layers 85.6-87.9 -> 83.4-84.9. The largest relative
-  // errors: SiLU unchanged, GELU 4.16e-3 -> 4.89e-3 (48 wide), 3.98e-3 -> 4.82e-3 (96 wide), 8
-  // layers 5.32e-3 -> 5.87e-3 and 5.21e-3 -> 6.35e-3 (bf16's tolerance is 2e-2). 64 wide, whose
-  // weight has no padding, takes its slices from atoms of their own (Geometry::kBiasAtoms), in
-  // five warpgroups (base_shape), and so does 32 wide GELU, against six with kFold32: 5 layers
-  // 60.6-60.7 -> 57.0-57.1, 8 layers 94.0-94.2 -> 88.2-88.4, 4 M rows 220.1-223.6 ->
-  // 203.7-208.8, 3 layers level (relative error 4.12e-3 -> 5.02e-3, 8 layers 5.80e-3 ->
-  // 6.68e-3). 16 wide too, from the bias atoms by one m64n64k16 (four m64n16k16 from the
-  // weight's rows: ptxas serialized the wgmmas, C7512, and in five warpgroups GELU measured
-  // 31.2-32.5 -> 33.5-35.9, SiLU 28.6-30.0 -> 32.5-34.3), in six warpgroups: GELU 31.5-31.8 ->
-  // 30.8-31.0 (8 layers 47.9-48.4 -> 46.6-47.4, 4 M rows 107.0-108.6 -> 103.5-104.8), SiLU
-  // 29.0-29.7 -> 28.7-29.3 (8 layers 44.1-44.7 -> 43.2-44.2), but 128 K rows of SiLU 7.6-7.9
-  // -> 8.3 and 3 layers level (GELU's relative error 3.76e-3 -> 4.47e-3); kBiasPreload has
-  // since taken its place at 16 wide. Not at 128 wide (no room for the slices).
+  // kFold32's fma made four (two). At 48 and 96 wide the weight's padding holds the bias slice;
+  // 64 wide, whose weight has no padding, takes its slices from atoms of their own
+  // (Geometry::kBiasAtoms). SiLU's factors are powers of two, so its results are the same bits;
+  // GELU's 1 / s and s / 2 round the scaled weights and biases once more (within bf16's
+  // tolerance). Not at 128 wide (no room for the slices).
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kFoldMma".
   static constexpr bool kFoldMma = kBiasMma && kHeavy;
   static constexpr bool kHalfBias =
       !kBiasMma && (A == Activation::kRelu || A == Activation::kNone || kHalfAct);
   // fp16 accumulators wherever the pairs get their biases in 16 bits (every fp16 kernel): the
   // accumulators are the pairs themselves, with no conversion, and the MMAs write half the
-  // registers. A sum is rounded after every k16 slice, not once at the end. Against fp32
-  // accumulators, three alternating rounds, a million rows, 5 layers fp16, us: 64 wide GELU
-  // 122.0-123.1 -> 108.2-108.9, SiLU 113.7-115.3 -> 101.2-102.1, 8 layers relu 105.1-105.3
-  // -> 95.9-96.1, 5 layers relu level (memory-bound); 48 wide GELU 95.4-96.1 -> 84.0-84.6,
-  // SiLU 85.2-85.3 -> 78.4-78.5, 8 layers relu 76.5-76.7 -> 72.4; 96 wide relu 195.9-196.6 ->
-  // 185.6-186.0, SiLU 255.0-256.9 -> 245.4-246.9, GELU level; 128 wide relu 230.3-230.5 ->
-  // 214.2-214.5, SiLU 307.6-316.4 -> 270.4-281.6, GELU 325.4-353.7 -> 293.2-317.9. 32 wide fp16,
-  // whose biases went in by wgmma with fp32 accumulators, now takes this form too: GELU 60.3
-  // -> 52.6, SiLU 55.6-55.7 -> 50.3-50.5, relu 49.5-49.6 -> 49.2, 8 layers of GELU 93.1-93.8
-  // -> 81.0-81.7. The largest relative error: 5 layers 1.2e-3 -> 1.3-1.6e-3, 16 layers of 64
-  // GELU 2.7e-3 -> 2.8e-3 (fp16's tolerance is 5e-3). The biases by wgmma with fp16 accumulators
-  // (48 wide in the weight's padding slice, 16 wide in a slice of their own; the same relative
-  // errors) measured 4-11% slower at 16 and 48 wide GELU and SiLU.
+  // registers. A sum is rounded after every k16 slice, not once at the end (16 layers of 64 GELU:
+  // 2.8e-3 of relative error against fp16's tolerance of 5e-3).
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kF16Acc".
   static constexpr bool kF16Acc = kHalfBias && std::is_same_v<T, __half>;
   // The fp16 accumulators start from the layer's biases (moved in before its MMAs, which add onto
-  // them), so the epilogue applies the activation alone. Guess: one f16x2 instruction a pair
-  // fewer after each MMA, for moves that need no MMA result. Look, two alternating rounds, a
-  // million rows, 5 layers fp16, us: 96 wide GELU 259.4-261.9 -> 240.5-240.9, SiLU
-  // 250.3-250.4 -> 239.1, relu 184.5-185.5 -> 183.4-183.6; 64 wide GELU 106.1-106.2 -> 104.5.
-  // Slower elsewhere, so not there: 64 wide SiLU 101.6-102.0 -> 108.2-108.3 and 8 layers of relu
-  // 95.9-96.0 -> 104.3, 48 wide GELU 80.3-80.9 -> 85.2-85.8 and SiLU 78.0-78.6 -> 83.4-84.0, 32
-  // wide GELU 51.6 -> 54.6-54.7, 16 wide relu 23.8 -> 25.9-26.0, GELU 28.0-28.2 -> 28.9-29.2,
-  // SiLU 27.1-27.3 -> 30.4-30.6, 128 wide GELU 283.6-283.7 -> 291.3-291.5 (128 wide SiLU
-  // 267.7-281.5 -> 265.7, relu 214.2-214.3 -> 216.1-217.1). The biases enter the sum first:
-  // the largest relative errors fell 5-20% (96 wide GELU 1.47e-3 -> 1.38e-3).
+  // them), so the epilogue applies the activation alone: one f16x2 instruction a pair fewer after
+  // each MMA, for moves that need no MMA result. Only at 96 wide and 64 wide GELU: slower
+  // elsewhere. The biases enter the sum first, and the largest relative errors fell 5-20%.
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kBiasInAcc".
   static constexpr bool kBiasInAcc =
       kF16Acc && (W == 96 || (W == 64 && A == Activation::kGeluTanh));
   // GELU and SiLU in f16x2 with scale factors folded into the weights and biases (act_f16x2's
   // kFolded; the factors below). SiLU's activated layers take halved weights and biases and so
   // produce hx themselves: one multiply a pair fewer, the same bits out (a power of two
-  // commutes with every rounding). Six alternating rounds, a million rows, 5 layers: 64 wide
-  // SiLU 119.3-120.2 -> 116.0-117.0 us, 16 and 48 wide level; five rounds: 96 wide 265.3-266.8
-  // -> 252.8-255.5, 128 wide level. GELU's layers before the last produce z = x / s, whose
+  // commutes with every rounding). GELU's layers before the last produce z = x / s, whose
   // argument is two instructions (act_f16x2), and emit 2 GELU / s: of five f16x2 instructions
   // a pair (bias, argument, product) one fewer than the halving alone, two fewer than none.
-  // Against the halving alone (which measured 2% faster than none up to 64 wide, 11% slower at
-  // 96), three alternating rounds, fp16 accumulators, us: 16 wide 28.1-28.4 -> 28.0-28.2 (8
-  // layers 42.1-42.7 -> 41.5-41.8); 32 wide 52.5-52.7 -> 51.7-52.0; 48 wide 83.5-84.2 ->
-  // 80.3-81.1 (8 layers 127.5-129.0 -> 123.6-123.8); 64 wide 107.5-107.7 -> 105.1-106.1 (8
-  // layers 167.2-167.5 -> 162.6-162.7); and against no fold, 96 wide 264.0-265.2 ->
-  // 260.2-261.9 (8 layers 462.4-466.9 -> 458.2-461.3), 128 wide 292.5-307.0 -> 281.2-290.7.
-  // Relative errors within a few percent of before (16 layers of 64 2.80e-3 -> 2.65e-3).
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kFold".
   static constexpr bool kFold = kHalfBias && (A == Activation::kSilu || A == Activation::kGeluTanh);
   // At 128 wide, where no room is left for kFoldMma's bias slices, 16 wide, 32 wide SiLU in four
   // warpgroups and 96-wide GELU in three: the fp32 accumulators start from the layer's biases
   // (16-bit pairs in shared memory, a 16-byte load per four chunks, widened by integer
   // instructions, off the FMA pipe the MMAs share), and the factors go into the weights in shared
   // memory as kFoldMma's: the accumulator is the activation's argument, one fp32 instruction a
-  // value fewer than kFold32's fma, and no MMA slice more. Guess: what kFoldMma gained at 48 and 96
-  // wide. Look, alternating rounds (three or four), a million rows, 5 layers unless said, us,
-  // before / after: 128 wide GELU 313.9-319.2 -> 298.7-311.3 (4 M rows 1369.6-1401.3 ->
-  // 1288.9-1307.0; two warpgroups, 256 K rows 97.1-98.7 -> 91.0-91.6, 128 K 52.4-52.9
-  // -> 51.0-51.5), SiLU 298.2-331.1 -> 286.9-305.4 (4 M rows 1270.2-1295.9 -> 1152.5-1174.3, 8
-  // layers 550.9-554.0 -> 512.9-529.8, 4 layers 250.1-272.5 -> 236.9-248.2); 96 wide GELU against
-  // kFoldMma 241.0-243.8 -> 227.9-230.2; 16 wide against kFoldMma from the atoms (where ptxas
-  // serialized the wgmmas, C7511: no longer) GELU 30.6-31.1 -> 29.9-30.3 (8 layers 46.1-47.9
-  // -> 44.8-46.4, 128 K rows 8.4-8.5 -> 7.9-8.0), SiLU 28.6-29.7 -> 28.1-29.2 (4 M rows 98.5-100.3
-  // -> 97.6-98.8, 3 layers 26.5-27.7 -> 26.0-26.8); 32 wide SiLU's few-tiles shape, 128 K
-  // rows 12.3-12.4 -> 11.9-12.1 (five warpgroups level: 52.5-52.7 / 52.3-52.6). ptxas spills 8 and
-  // 16 bytes in the one-stage shape (4 x 1), and adding layer 0's biases after its MMAs there (no
-  // spill) measured slower (GELU 304.5-315.4, 4 M rows 1309.3-1338.3). Not where it measured
-  // slower: 128 wide in four warpgroups of two stages (3 layers of SiLU 198.1-200.3 -> 203.0-210.7,
-  // 128 K rows of GELU 31.7-32.2 -> 32.8-33.0, which keep kFold32); against kFoldMma, 32 wide GELU
-  // (56.0-56.6 -> 56.5-57.3, 8 layers 86.7-86.9 -> 87.0-88.8, 4 M rows 204.1-204.5 -> 205.0-206.2);
-  // at 96 wide GELU in four warpgroups (4 layers 175.7-181.8 -> 179.8-187.3) and SiLU (8 layers
-  // 387.0-395.3 -> 400.0-411.1, 5 layers level); 64 wide GELU 116.2-118.2 -> 119.1-120.3, SiLU
-  // 103.6-109.9 -> 106.4-109.8; 48 wide GELU 8 layers 132.9-136.9 -> 136.3-142.3.
+  // value fewer than kFold32's fma, and no MMA slice more. Not where it measured slower: 128 wide
+  // in four warpgroups of two stages (which keep kFold32), and where the biases go in by wgmma.
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kBiasPreload".
   static constexpr bool kBiasPreload =
       !kHalfBias && !kBiasMma && kHeavy && !(W == 128 && kWarpgroups == 4 && kStages == 2);
   // bf16 GELU and SiLU (fp32 epilogues) take the same factors, all of them in the fp32 fma that
   // adds the bias (acc * weight_factor + bias * bias_factor): the weights stay as they are, and
   // GELU's epilogue is four fp32 instructions a value and a tanh where it was six, SiLU's two
-  // where it was three. Three alternating rounds, a million rows, 5 layers bf16, us: 64 wide
-  // GELU 142.4-142.8 -> 138.9-139.2 (8 layers 223.3-225.4 -> 218.6-220.8, 16 layers
-  // 464.4-467.0 -> 454.5-458.5), SiLU 129.2-130.4 -> 118.2-118.8; 48 wide GELU 110.2-111.1 ->
-  // 108.0-109.1, SiLU 100.8-102.0 -> 98.9-99.7; 16 wide SiLU 31.4-31.8 -> 29.9-30.1 (16 layers
-  // 100.5-101.2 -> 94.7-95.1). Not where it measured slower, though its instructions are fewer:
-  // 16 wide GELU 33.8-34.2 -> 35.0-35.3, 96 wide GELU 296.9-299.5 -> 314.8-317.2 and SiLU
-  // 292.2-292.7 -> 295.7-296.9, 128 wide GELU 371.4-373.7 -> 386.4-389.8 (SiLU 350.2-360.5 ->
-  // 345.5-348.7, within the spread of 128 wide), nor at 32 wide, whose biases go in by wgmma
-  // (with them by the fma: GELU level, SiLU 55.2-55.7 -> 56.1-56.6). The relative errors stayed
-  // within 1% (16 layers of 64 GELU 5.33e-3 -> 5.24e-3; bf16's tolerance is 2e-2). With three
-  // warpgroups at 96 wide, SiLU takes it there and at 128 too (two alternating rounds, us: 96
-  // wide 251.9-252.9 -> 234.6-235.4, 128 wide 355.8-362.1 -> 349.4-350.0, 3 layers of 128
-  // 213.9-215.5 -> 210.1-212.5, 128 K rows of 128 level); GELU at 96 still not (three rounds:
-  // 259.2-260.1 -> 266.5-267.2, 8 layers 453.8-468.0 -> 476.7-477.7). GELU takes it at 128 wide
-  // in more than two warpgroups (wide_shape), three alternating rounds, us: 5 layers (four of
-  // one stage) 372.1-390.3 -> 354.2-357.2, 3 layers (four of two) 202.1-212.9 -> 199.3-200.0, 8
-  // layers (5 + 3) 630.7-649.2 -> 615.0-626.0, 4 layers (three) level; still not in two (128 K
-  // rows of 5 layers 57.1-60.4 -> 59.8-63.3) nor at 96 wide in four (4 layers 201.2-204.8 ->
-  // 202.3-210.3, 3 layers level). And at 16 wide in six warpgroups (measured slower in four),
-  // three alternating rounds, a million rows, us: 5 layers 33.9-34.1 -> 31.2, 8 layers
-  // 51.0-51.6 -> 47.3-48.2, 3 layers 26.8-28.0 -> 26.5-27.8, 128 K rows 8.4-8.6 -> 8.1-8.4, 4 M
-  // rows 117.0-119.7 -> 104.1-107.3, 16 layers 102.6-105.9 -> 96.1-99.4 (relative error 2.06e-2
-  // both, over bf16's 2e-2 as every variant is there: eager 2.64e-2; 8 layers 4.74e-3). (At 32
-  // wide, its biases in this fma rather than by wgmma, in six warpgroups, until kFoldMma.)
-  // Up to 96 wide, kFoldMma has taken its place, and kBiasPreload at 128 but in four warpgroups of
-  // two stages.
+  // where it was three. kFoldMma has taken its place up to 96 wide, and kBiasPreload at 128 but
+  // in four warpgroups of two stages. Not GELU in two warpgroups, where it measured slower though
+  // its instructions are fewer.
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kFold32".
   static constexpr bool kFold32 =
       !kHalfBias && !kBiasMma && !kBiasPreload &&
       (A == Activation::kSilu || (A == Activation::kGeluTanh && kWarpgroups > 2));
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
-  // the tanh: every kPolyEvery-th pair of a layer's, or none (0). Guess: the MUFU bounds these
-  // epilogues (busy two thirds of the 16 and 48 wide kernels, the issue slots under half), so
-  // moving some of its work to the FMA pipes pays until the two balance. Look, two alternating
-  // rounds, a million rows, 5 layers fp16, us, none / every 4th / 5th / 6th / 8th pair: GELU 16
-  // wide 28.1 / 27.4 / 27.3-27.4 / 27.6-27.8 / 27.6, 32 wide 51.8-52.3 / 51.0-51.1 / 50.5-50.6 /
-  // 51.0 / 50.6, 48 wide 81.0-81.4 / 78.0-78.5 / 79.5 / 77.9-78.3 / 81.7-81.9, 128 wide
-  // 292.8-297.6 / 279.9-280.2 / 276.6-277.5 / 275.7-276.6 / 277.3-277.5; SiLU 48 wide 78.5-78.7 /
-  // 73.6-74.2 / 74.7-75.1 / 74.8-75.1 / 76.6-77.1, 64 wide 101.6-101.8 / 101.6-102.1 / 99.6 /
-  // 100.8-101.0 / 100.8-101.2, 96 wide 239.2-239.3 / 238.5-239.6 / 240.8-242.0 / 247.7-249.4 /
-  // 233.8-235.6, 32 wide 50.1 for each (every width and activation: docs/kernels.md). Every 2nd
-  // pair was slower everywhere (16 wide SiLU 28.0-28.4, 64 wide 110.0-110.2): the FMA pipes and
-  // the issue slots become the bound.
+  // the tanh: every kPolyEvery-th pair of a layer's, or none (0). The MUFU bounds these epilogues
+  // (busy two thirds of the 16 and 48 wide kernels, the issue slots under half), so moving some
+  // of its work to the FMA pipes pays until the two balance; every 2nd pair was slower everywhere
+  // (the FMA pipes and the issue slots become the bound). The period for each width and
+  // activation is the fastest measured, or one level with it.
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kPolyEvery".
   static constexpr int kPolyEvery = !kFold                       ? 0
                                     : A == Activation::kGeluTanh ? (W == 32    ? 8
                                                                     : W == 128 ? 6
