@@ -107,8 +107,8 @@ trap 'kill $sampler 2>/dev/null' EXIT
   if has sanitize; then
     for tool in memcheck racecheck synccheck; do
       step "compute-sanitizer $tool: the runner's sanitize set (tuning times every configuration)"
-      # racecheck takes ~100 s over this set on an H100, and ~46 s over the GEMM's below
-      timeout $(lim 120) compute-sanitizer --tool $tool --print-limit 10 "$BIN/kernels_gpu_test" \
+      # racecheck takes ~130 s over this set on an H100, and ~46 s over the GEMM's below
+      timeout $(lim 240) compute-sanitizer --tool $tool --print-limit 10 "$BIN/kernels_gpu_test" \
         --gtest_filter='RunnerGpuSanitize.*' --gtest_brief=1 2>&1 | grep -v "^  " | tail -6
       [ "${SAN_BENCH:-1}" = 1 ] || continue
       step "compute-sanitizer $tool: Hopper GEMM, every configuration, several tiles per CTA"

@@ -195,9 +195,11 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
       {"64 wide bf16 SiLU, 8 layers: the biases in two atoms, a partial last tile",
        make(K::kMlp, 1000, std::vector<int64_t>(9, 64), true, D::kBf16, A::kSilu), fused},
       {"48 wide bf16 SiLU: six warpgroups, dense rows, a partial last tile",
-       make(K::kMlp, 100003, std::vector<int64_t>(3, 48), true, D::kBf16, A::kSilu), fused},
+       make(K::kMlp, 102001, std::vector<int64_t>(3, 48), true, D::kBf16, A::kSilu), fused},
       {"48 wide bf16 GELU without biases: the kernel without the bias MMA, a partial last tile",
        make(K::kMlp, 100003, std::vector<int64_t>(3, 48), false, D::kBf16, A::kGeluTanh), fused},
+      {"48 wide bf16 GELU in seven warpgroups, a partial last tile",
+       make(K::kMlp, 102001, std::vector<int64_t>(6, 48), true, D::kBf16, A::kGeluTanh), fused},
       {"32 wide bf16 GELU: five warpgroups, its biases by wgmma",
        make(K::kMlp, 300001, std::vector<int64_t>(4, 32), true, D::kBf16, A::kGeluTanh), fused},
       {"96 wide bf16 GELU: biases by wgmma from the weight's padding, a partial last tile",
@@ -403,8 +405,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       // enough tiles (about 7 a warpgroup) that each warpgroup refills stages it staged output in
       {1000003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kRelu},
       {1000003, std::vector<int64_t>(9, 16), true, D::kBf16, A::kNone},  // 8 layers: the most
-      // bf16 GELU and SiLU (fp32 epilogues): six warpgroups at 48 wide, five at 32 and 64, and
-      // four where there are few tiles
+      // bf16 GELU and SiLU (fp32 epilogues): six warpgroups at 48 wide (seven at 5 and 6
+      // layers), five at 32 and 64, and four where there are few tiles
       {300001, std::vector<int64_t>(6, 48), true, D::kBf16, A::kGeluTanh},
       {65537, std::vector<int64_t>(4, 48), true, D::kBf16, A::kSilu},        // few tiles
       {300001, std::vector<int64_t>(10, 64), true, D::kBf16, A::kGeluTanh},  // 8 + 1 layers
@@ -454,7 +456,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
       // The first kernel's warpgroups and stages, which the plan names: six of two where GELU or
       // SiLU bound the kernel (16 and 64 wide, 48 and 32 wide in bf16; at 32 to 64 wide
-      // only with two rounds of tiles for six; five at 32 and 64 wide bf16); at 96 and 128 wide
+      // only with two rounds of tiles for six; five at 32 and 64 wide bf16, seven at 48 wide bf16
+      // of 5 or 6 layers); at 96 and 128 wide
       // more the fewer the layers (wide_shape); three of two at 96 wide, two of two at 128, four of
       // five at 16 wide with ReLU or none, four of three otherwise.
       const int64_t w = k.widths[0];
@@ -469,6 +472,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
                        : six    ? ((w == 32 || w == 64) && k.dtype == D::kBf16 ? 5 : 6)
                                 : 4;
       int stages = w > 64 || six ? 2 : w == 16 && !heavy ? 5 : 3;
+      if (six && w == 48 && k.dtype == D::kBf16 && (layers == 5 || layers == 6)) warpgroups = 7;
       if (heavy && w == 96 && (layers == 3 || layers == 4)) warpgroups = 4;
       if (w == 128) {
         const bool bf16 = heavy && k.dtype == D::kBf16;  // an fp32 epilogue

@@ -83,6 +83,16 @@ constexpr bool four_when_few(int width) {
   return width == 32 || width == 48 || width == 64;
 }
 constexpr uint64_t kFewRounds = 2;
+// Seven warpgroups where six_warpgroups gives six to bf16 GELU and SiLU at 48 wide, with 5 or 6
+// layers (8 do not fit the shared memory; 72 registers a thread, the most seven allow). The MUFU's
+// work comes in bursts, each warp's epilogue asking more of it than it gives, so one more warp a
+// scheduler keeps it busier (docs/kernels.md, "Where a bf16 GELU pass waits"): 2% at a million
+// rows. Not at 2 to 4 layers, where the memory bounds the kernel and it measured slower, nor at 16
+// wide, where ptxas spilled at 72 registers and it measured 10% slower.
+// Measured: docs/fused_choices.md, "seven_warpgroups".
+constexpr bool seven_warpgroups(int width, EpiCost e, int layers) {
+  return width == 48 && fp32_epilogue(e) && (layers == 5 || layers == 6);
+}
 // A kernel's shape: warpgroups a block and tiles in each warpgroup's ring of stages. Its loads
 // run stages - 1 tiles ahead; with one stage, the next tile is loaded once the output staged there
 // has been read.
@@ -126,7 +136,9 @@ constexpr Shape wide_shape(int width, EpiCost e, int layers, double tiles_a_sm) 
 constexpr Shape fused_shape(int width, EpiCost e, int layers, double tiles_a_sm) {
   if (width > 64) return wide_shape(width, e, layers, tiles_a_sm);
   const bool few = four_when_few(width) && tiles_a_sm < double(kFewRounds) * 6;
-  return base_shape(width, e, six_warpgroups(width, e) && !few);
+  const bool six = six_warpgroups(width, e) && !few;
+  if (six && seven_warpgroups(width, e, layers)) return {7, 2};
+  return base_shape(width, e, six);
 }
 // The shapes fused_shape gives a width and epilogue (a kernel is built for each).
 struct Shapes {
