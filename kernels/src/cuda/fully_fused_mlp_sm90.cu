@@ -88,7 +88,7 @@ constexpr uint64_t kFewRounds = 2;
 // work comes in bursts, each warp's epilogue asking more of it than it gives, so one more warp a
 // scheduler keeps it busier (docs/kernels.md, "Where a bf16 GELU pass waits"): 2% at a million
 // rows. Not at 2 to 4 layers, where the memory bounds the kernel and it measured slower, nor at 16
-// wide, where ptxas spilled at 72 registers and it measured 10% slower.
+// wide: in bf16 ptxas spilled at 72 registers (10% slower), in fp16 it was mixed.
 // Measured: docs/fused_choices.md, "seven_warpgroups".
 constexpr bool seven_warpgroups(int width, EpiCost e, int layers) {
   return width == 48 && fp32_epilogue(e) && (layers == 5 || layers == 6);
