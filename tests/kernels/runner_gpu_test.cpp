@@ -450,9 +450,13 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       EXPECT_NE(r.kernel_path.find("wgmma"), std::string::npos) << r.kernel_path;
       const char* acc = k.dtype == D::kFp16 ? "fp16 accumulators" : "fp32 accumulators";
       EXPECT_NE(r.kernel_path.find(acc), std::string::npos) << r.kernel_path;
-      // fp16 GELU and SiLU take some pairs by polynomial (none for 32-wide SiLU); the plan says
-      const bool poly = k.dtype == D::kFp16 && k.widths.size() > 2 &&
-                        (k.act == A::kGeluTanh || (k.act == A::kSilu && k.widths[0] != 32));
+      // fp16 GELU and SiLU take some pairs by polynomial (none for 32-wide SiLU), bf16 ones at 16
+      // wide and 32 wide GELU; the plan says
+      const bool heavy_act = k.act == A::kGeluTanh || k.act == A::kSilu;
+      const int64_t w0 = k.widths[0];
+      const bool poly = k.widths.size() > 2 && heavy_act &&
+                        (k.dtype == D::kFp16 ? !(k.act == A::kSilu && w0 == 32)
+                                             : w0 == 16 || (w0 == 32 && k.act == A::kGeluTanh));
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;
       // The first kernel's warpgroups and stages, which the plan names: six of two where GELU or
       // SiLU bound the kernel (16 and 64 wide, 48 and 32 wide in bf16; at 32 to 64 wide

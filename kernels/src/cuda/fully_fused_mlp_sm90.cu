@@ -1000,9 +1000,12 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
           } else {
             const float2 b = bias_of(j);
             if constexpr (kFoldMma || kBiasPreload) {  // the accumulator is the argument
-              a[t][2 * hh] = pack2<T>(act_folded_f32<A>(d[4 * j]), act_folded_f32<A>(d[4 * j + 1]));
-              a[t][2 * hh + 1] =
-                  pack2<T>(act_folded_f32<A>(d[4 * j + 2]), act_folded_f32<A>(d[4 * j + 3]));
+              const auto pair32 = [&](int q, float y0, float y1) {
+                return E::poly_pair(q) ? act_poly_pair_f32<T, A>(y0, y1)
+                                       : pack2<T>(act_folded_f32<A>(y0), act_folded_f32<A>(y1));
+              };
+              a[t][2 * hh] = pair32(2 * j, d[4 * j], d[4 * j + 1]);
+              a[t][2 * hh + 1] = pair32(2 * j + 1, d[4 * j + 2], d[4 * j + 3]);
               continue;
             }
             if constexpr (kFold32) {
@@ -1152,11 +1155,12 @@ KernelFn pick(DType dtype, Activation act, int width, Shape shape, bool biases) 
 // One activated pair in this many takes the polynomial instead of the tanh (0: none), for the
 // run's plan (FusedEpilogue::kPolyEvery).
 int poly_every(DType dtype, Activation act, int width) {
-  if (dtype != DType::kFp16) return 0;
   return dispatch_width(width, [&]<int W>() {
     int n = 0;
     dispatch_activation(act, [&]<Activation A>() {
-      n = FusedEpilogue<__half, A, W, Geometry<W>::kWarpgroups, Geometry<W>::kStages>::kPolyEvery;
+      constexpr int kWg = Geometry<W>::kWarpgroups, kStg = Geometry<W>::kStages;
+      n = dtype == DType::kFp16 ? FusedEpilogue<__half, A, W, kWg, kStg>::kPolyEvery
+                                : FusedEpilogue<__nv_bfloat16, A, W, kWg, kStg>::kPolyEvery;
     });
     return n;
   });

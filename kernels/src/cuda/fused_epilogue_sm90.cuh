@@ -99,16 +99,19 @@ struct FusedEpilogue {
   // (busy two thirds of the 16 and 48 wide kernels, the issue slots under half), so moving some
   // of its work to the FMA pipes pays until the two balance; every 2nd pair was slower everywhere
   // (the FMA pipes and the issue slots become the bound). The period for each width and
-  // activation is the fastest measured, or one level with it.
+  // activation is the fastest measured, or one level with it. In bf16 (fp32 epilogues) the pair
+  // costs twice the tanh form's instructions (act_poly_pair_f32), so fewer pairs take it, and
+  // only at 16 wide and in 32 wide GELU: one in 6; slower at 48 and 64 wide and in 32 wide SiLU.
   // Measured: docs/fused_choices.md, "FusedEpilogue::kPolyEvery".
-  static constexpr int kPolyEvery = !kFold                       ? 0
-                                    : A == Activation::kGeluTanh ? (W == 32    ? 8
-                                                                    : W == 128 ? 6
-                                                                               : 4)
-                                    : W == 32                    ? 0
-                                    : W == 64                    ? 5
-                                    : W == 96                    ? 8
-                                                                 : 4;
+  static constexpr int poly_every() {
+    if (kFold) {
+      if (A == Activation::kGeluTanh) return W == 32 ? 8 : W == 128 ? 6 : 4;
+      return W == 32 ? 0 : W == 64 ? 5 : W == 96 ? 8 : 4;
+    }
+    if (kFoldMma || kBiasPreload) return W == 16 || (W == 32 && A == Activation::kGeluTanh) ? 6 : 0;
+    return 0;
+  }
+  static constexpr int kPolyEvery = poly_every();
   // Whether pair q of a layer's (2 j + i: rows r, r + 8 of chunk j) takes act_poly_f16x2.
   static constexpr bool poly_pair(int q) {
     return kPolyEvery > 0 && q % (kPolyEvery > 0 ? kPolyEvery : 1) == kPolyEvery - 1;
@@ -189,7 +192,7 @@ __device__ __forceinline__ uint32_t act_f16x2(uint32_t y) {
 // 1.9e-4), where act_f16x2 with an exactly rounded tanh has 1.2e-3 (2.0e-5) and 2.9e-3 (7.7e-5).
 // GELU: y = z, u(a) = a (a^2 + c0 s), c = 1.35, Q of degree 6. SiLU: y = hx, u(a) = a, c = 4.5,
 // Q of degree 8.
-template <Activation A>
+template <Activation A, bool kBumpOnly = false>
 __device__ __forceinline__ uint32_t act_poly_f16x2(uint32_t y) {
   static_assert(A == Activation::kGeluTanh || A == Activation::kSilu);
   constexpr bool kGelu = A == Activation::kGeluTanh;
@@ -205,17 +208,38 @@ __device__ __forceinline__ uint32_t act_poly_f16x2(uint32_t y) {
   const uint32_t cap = pair(kGelu ? 0x3D66 : 0x4480);    // c: 1.3496, 4.5
   const uint32_t scale = pair(kGelu ? 0x3DED : 0x371C);  // 2 / c: 1.4814, 0.44434
   const uint32_t minus_one = 0xBC00BC00u;
-  uint32_t a, t, v, p;
+  uint32_t a, v, p;
+  [[maybe_unused]] uint32_t t;
   asm("and.b32 %0, %1, 0x7FFF7FFF;" : "=r"(a) : "r"(y));
-  asm("add.rn.f16x2 %0, %1, %2;" : "=r"(t) : "r"(y), "r"(a));  // 2 relu(y), exactly
+  if constexpr (!kBumpOnly)
+    asm("add.rn.f16x2 %0, %1, %2;" : "=r"(t) : "r"(y), "r"(a));  // 2 relu(y), exactly
   asm("min.f16x2 %0, %1, %2;" : "=r"(a) : "r"(a), "r"(cap));
   asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(scale), "r"(minus_one));
   asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(q(kDegree)), "r"(v), "r"(q(kDegree - 1)));
 #pragma unroll
   for (int i = kDegree - 2; i >= 0; --i)
     asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(p), "r"(v), "r"(q(i)));
-  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(a), "r"(p), "r"(t));
+  if constexpr (kBumpOnly)
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(y) : "r"(a), "r"(p));  // -r(min(|y|, c))
+  else
+    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(a), "r"(p), "r"(t));
   return y;
+}
+
+// act_poly_f16x2's form for an fp32 epilogue (bf16): the bump in f16x2 from the pair rounded to
+// fp16 (|y| past fp16's range clamps to c like any |y| past c), 2 relu(y) as y + |y| in fp32 (so
+// NaN stays NaN, as in the tanh form), one rounding to the 16-bit pair. No MUFU; eighteen
+// instructions a pair where the tanh form takes nine.
+template <typename T, Activation A>
+__device__ __forceinline__ uint32_t act_poly_pair_f32(float y0, float y1) {
+  uint32_t h;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(y1), "f"(y0));
+  const uint32_t r = act_poly_f16x2<A, true>(h);
+  float r0, r1;
+  asm("{.reg .f16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\tcvt.f32.f16 %0, lo;\n\tcvt.f32.f16 %1, hi;}"
+      : "=f"(r0), "=f"(r1)
+      : "r"(r));
+  return pack2<T>((y0 + fabsf(y0)) + r0, (y1 + fabsf(y1)) + r1);
 }
 
 // The same activations in fp32 on a value whose factors were folded in (FusedEpilogue::kFold32):
