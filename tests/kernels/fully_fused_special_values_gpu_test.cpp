@@ -48,6 +48,18 @@ constexpr Case kCases[] = {
 constexpr int64_t kRows = 1000;
 constexpr int kLayers = 5;
 
+fk::MlpConfig config_of(const Case& k) {
+  fk::MlpConfig c;
+  c.name = "special values";
+  c.kind = fk::MlpKind::kMlp;
+  c.rows = kRows;
+  c.widths = std::vector<int64_t>(kLayers + 1, k.width);
+  c.bias = true;
+  c.dtype = k.dtype;
+  c.activation = k.act;
+  return c;
+}
+
 // A 5-layer MLP of one case with random weights, biases and input on the device.
 struct Net {
   fk::MlpConfig config;
@@ -55,14 +67,7 @@ struct Net {
   fd::DeviceBuffer in, out;
   std::string what;
 
-  explicit Net(const Case& k) {
-    config.name = "special values";
-    config.kind = fk::MlpKind::kMlp;
-    config.rows = kRows;
-    config.widths = std::vector<int64_t>(kLayers + 1, k.width);
-    config.bias = true;
-    config.dtype = k.dtype;
-    config.activation = k.act;
+  explicit Net(const Case& k) : config(config_of(k)) {
     const int64_t w = k.width;
     what = std::string(fk::to_string(k.dtype)) + " " + std::string(fk::to_string(k.act)) + " " +
            std::to_string(w) + " wide (" + k.form + ")";
@@ -92,30 +97,25 @@ struct Net {
   }
 };
 
-int current_device() {
+// body(case, net, device) for each case the Hopper kernel takes on this device; how many ran.
+template <typename F>
+int for_each_case(F&& body) {
   int device = 0;
   EXPECT_EQ(cudaGetDevice(&device), cudaSuccess);
-  return device;
+  int ran = 0;
+  for (const Case& k : kCases) {
+    if (!fd::FusedMlpSm90::applies(config_of(k), device)) continue;
+    ++ran;
+    Net net(k);
+    body(k, net, device);
+  }
+  return ran;
 }
-bool applies(const Case& k, int device) {
-  fk::MlpConfig c;
-  c.kind = fk::MlpKind::kMlp;
-  c.rows = kRows;
-  c.widths = std::vector<int64_t>(kLayers + 1, k.width);
-  c.bias = true;
-  c.dtype = k.dtype;
-  c.activation = k.act;
-  return fd::FusedMlpSm90::applies(c, device);
-}
+constexpr const char* kNeedsSm90 = "the Hopper fully fused kernel needs an sm_90 GPU";
 
 TEST(FullyFusedSpecialValues, ANanRowStaysNanAndItsNeighboursFinite) {
   FUSIONSCOPE_REQUIRE_GPU();
-  const int device = current_device();
-  int ran = 0;
-  for (const Case& k : kCases) {
-    if (!applies(k, device)) continue;
-    ++ran;
-    Net net(k);
+  const int ran = for_each_case([](const Case& k, Net& net, int device) {
     const int64_t w = k.width;
     const int64_t nan_rows[] = {1, 777};  // inside packed rows, with neighbours on both sides
     const std::vector<uint16_t> nan_row(w, nan_bits(k.dtype));
@@ -134,8 +134,8 @@ TEST(FullyFusedSpecialValues, ANanRowStaysNanAndItsNeighboursFinite) {
     }
     EXPECT_EQ(nan_missing, 0) << net.what << ": outputs of NaN rows that are not NaN";
     EXPECT_EQ(non_finite, 0) << net.what << ": non-finite outputs of finite rows";
-  }
-  if (ran == 0) FUSIONSCOPE_GPU_TEST_CANNOT_RUN("the Hopper fully fused kernel needs an sm_90 GPU");
+  });
+  if (ran == 0) FUSIONSCOPE_GPU_TEST_CANNOT_RUN(kNeedsSm90);
 }
 
 // A NaN bias in one column of the first layer makes that column's pre-activation NaN in every row,
@@ -143,12 +143,7 @@ TEST(FullyFusedSpecialValues, ANanRowStaysNanAndItsNeighboursFinite) {
 // column takes (a form that turned NaN into a number would leave rows finite).
 TEST(FullyFusedSpecialValues, ANanInOneColumnReachesEveryOutput) {
   FUSIONSCOPE_REQUIRE_GPU();
-  const int device = current_device();
-  int ran = 0;
-  for (const Case& k : kCases) {
-    if (!applies(k, device)) continue;
-    ++ran;
-    Net net(k);
+  const int ran = for_each_case([](const Case& k, Net& net, int device) {
     const uint16_t nan = nan_bits(k.dtype);
     for (int64_t c = 0; c < k.width; ++c) {
       fd::launch_fill_uniform(net.biases[0].get(), k.width, k.dtype, -0.1f, 0.1f, 7, 100, nullptr);
@@ -160,8 +155,8 @@ TEST(FullyFusedSpecialValues, ANanInOneColumnReachesEveryOutput) {
       EXPECT_EQ(not_nan, 0) << net.what << ": a NaN bias in column " << c << " left " << not_nan
                             << " outputs a number";
     }
-  }
-  if (ran == 0) FUSIONSCOPE_GPU_TEST_CANNOT_RUN("the Hopper fully fused kernel needs an sm_90 GPU");
+  });
+  if (ran == 0) FUSIONSCOPE_GPU_TEST_CANNOT_RUN(kNeedsSm90);
 }
 
 }  // namespace
