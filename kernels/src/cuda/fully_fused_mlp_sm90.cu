@@ -702,8 +702,13 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     if constexpr (kFold || kFold32 || kFoldMma || kBiasPreload) v *= bias_factor(l);
     if constexpr (kBiasMma) {  // bf16: the bias in the weight too, its slice after W's
       uint16_t bits;
-      const T folded = from_float<T>(v);  // with its factor (kFoldMma), rounded to 16 bits
-      memcpy(&bits, &folded, sizeof bits);
+      if (E::kHalfHidden && l > 0) {
+        const __half folded = from_float<__half>(v);
+        memcpy(&bits, &folded, sizeof bits);
+      } else {
+        const T folded = from_float<T>(v);  // with its factor (kFoldMma), rounded to 16 bits
+        memcpy(&bits, &folded, sizeof bits);
+      }
       if constexpr (G::kBiasAtoms) {  // no bias array: the atoms hold them
         uint8_t* atom = biases + (l / 4) * 8192;
         *reinterpret_cast<uint4*>(atom + swizzled(n, 2 * (l % 4))) = make_uint4(bits, 0u, 0u, 0u);
@@ -738,7 +743,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     for (int i = threadIdx.x; i < p.layers * kRows * kChunks; i += G::kThreads) {
       const int l = i / (kRows * kChunks), n = (i / kChunks) % kRows, c = i % kChunks;
       const float f = weight_factor(l);
-      if (f == 1.f) continue;
+      const bool to_half = E::kHalfHidden && l > 0;
+      if (f == 1.f && !to_half) continue;
       if constexpr (kBiasMma && G::kDense)
         if (c * 8 >= W) continue;  // the padding, and the biases (scaled above)
       uint4* chunk = reinterpret_cast<uint4*>(weight_chunk(l, n, c));
@@ -746,7 +752,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       for (uint32_t* word : {&v.x, &v.y, &v.z, &v.w}) {
         const float2 x = make_float2(to_float(reinterpret_cast<const T*>(word)[0]),
                                      to_float(reinterpret_cast<const T*>(word)[1]));
-        *word = pack2<T>(x.x * f, x.y * f);
+        *word = to_half ? pack2<__half>(x.x * f, x.y * f) : pack2<T>(x.x * f, x.y * f);
       }
       *chunk = v;
     }
@@ -773,6 +779,10 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   const bool bias_by_mma = kBiasMma && kBiases && (bias_mma_always(W) || p.biases[0] != nullptr);
   const uint32_t one_bits = std::is_same_v<T, __half> ? 0x3C00u : 0x3F80u;
   const uint32_t one[4] = {lane % 4 == 0 ? one_bits : 0u, lane % 4 == 0 ? one_bits : 0u, 0u, 0u};
+  using Hidden = typename E::Hidden;  // the hidden layers' A and weights
+  const uint32_t hidden_one_bits = std::is_same_v<Hidden, __half> ? 0x3C00u : 0x3F80u;
+  const uint32_t hidden_one[4] = {lane % 4 == 0 ? hidden_one_bits : 0u,
+                                  lane % 4 == 0 ? hidden_one_bits : 0u, 0u, 0u};
   constexpr int kChunks = 2 * G::kSlices;  // accumulator chunks of 8 columns with data
   // Layer l's 16-bit bias pairs (kHalfBias) for this thread's columns, chunk by chunk.
   const auto read_half_biases = [&](int l, uint32_t(&out)[kChunks]) {
@@ -1001,8 +1011,12 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
             const float2 b = bias_of(j);
             if constexpr (kFoldMma || kBiasPreload) {  // the accumulator is the argument
               const auto pair32 = [&](int q, float y0, float y1) {
-                return E::poly_pair(q) ? act_poly_pair_f32<T, A>(y0, y1)
-                                       : pack2<T>(act_folded_f32<A>(y0), act_folded_f32<A>(y1));
+                if constexpr (E::kHalfHidden) {  // fp16's form on the pair rounded to fp16
+                  const uint32_t y = pack2<__half>(y0, y1);
+                  return E::poly_pair(q) ? act_poly_f16x2<A>(y) : act_f16x2<A, true>(y);
+                } else {
+                  return pack2<T>(act_folded_f32<A>(y0), act_folded_f32<A>(y1));
+                }
               };
               a[t][2 * hh] = pair32(2 * j, d[4 * j], d[4 * j + 1]);
               a[t][2 * hh + 1] = pair32(2 * j + 1, d[4 * j + 2], d[4 * j + 3]);
@@ -1027,9 +1041,10 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       if constexpr (kF16Acc)
         layer_mma_rs<T, W, Acc, kBiasInAcc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       else
-        layer_mma_rs<T, W, Acc, kBiasPreload>(d, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+        layer_mma_rs<Hidden, W, Acc, kBiasPreload>(d, a,
+                                                   weights_desc + (l + 1) * (G::kLayerBytes / 16));
       if constexpr (kBiasMma)
-        if (bias_by_mma) bias_mma<T, W, G::kBiasAtoms>(d, one, bias_desc(l + 1));
+        if (bias_by_mma) bias_mma<Hidden, W, G::kBiasAtoms>(d, hidden_one, bias_desc(l + 1));
       wgmma_commit();
       if (!fed) feed_after_store();
       if constexpr (kBiasInAcc) {
@@ -1152,18 +1167,39 @@ KernelFn pick(DType dtype, Activation act, int width, Shape shape, bool biases) 
   return f;
 }
 
-// One activated pair in this many takes the polynomial instead of the tanh (0: none), for the
-// run's plan (FusedEpilogue::kPolyEvery).
-int poly_every(DType dtype, Activation act, int width) {
-  return dispatch_width(width, [&]<int W>() {
-    int n = 0;
+// What the run's plan says of a kernel's epilogue: one activated pair in poly_every takes the
+// polynomial instead of the tanh (0: none; FusedEpilogue::kPolyEvery), and whether its hidden
+// layers are fp16 (FusedEpilogue::kHalfHidden).
+struct EpilogueFacts {
+  int poly_every = 0;
+  bool half_hidden = false;
+};
+template <typename T, Activation A, int W>
+EpilogueFacts facts_of(Shape shape) {
+  static constexpr Shapes kBuilt = shapes_built(W, kEpiCost<T, A>);
+  EpilogueFacts facts;
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    (
+        [&] {
+          constexpr Shape k = kBuilt.at[I];
+          if (!(k == shape)) return;
+          using E = FusedEpilogue<T, A, W, k.warpgroups, k.stages>;
+          facts = {E::kPolyEvery, E::kHalfHidden};
+        }(),
+        ...);
+  }
+  (std::make_index_sequence<size_t(kBuilt.n)>{});
+  return facts;
+}
+EpilogueFacts epilogue_facts(DType dtype, Activation act, int width, Shape shape) {
+  EpilogueFacts facts;
+  dispatch_width(width, [&]<int W>() {
     dispatch_activation(act, [&]<Activation A>() {
-      constexpr int kWg = Geometry<W>::kWarpgroups, kStg = Geometry<W>::kStages;
-      n = dtype == DType::kFp16 ? FusedEpilogue<__half, A, W, kWg, kStg>::kPolyEvery
-                                : FusedEpilogue<__nv_bfloat16, A, W, kWg, kStg>::kPolyEvery;
+      facts = dtype == DType::kFp16 ? facts_of<__half, A, W>(shape)
+                                    : facts_of<__nv_bfloat16, A, W>(shape);
     });
-    return n;
   });
+  return facts;
 }
 
 }  // namespace
@@ -1275,12 +1311,15 @@ std::string FusedMlpSm90::describe() const {
   // fp16 kernels accumulate in fp16 (kF16Acc), bf16 ones in fp32.
   const char* acc = config_.dtype == DType::kFp16 ? "fp16" : "fp32";
   const bool activates = s.weights.size() > 1 || s.act_out;
-  const int poly = activates ? poly_every(config_.dtype, config_.activation, s.width) : 0;
+  const EpilogueFacts facts = epilogue_facts(config_.dtype, config_.activation, s.width, s.shape);
+  const int poly = activates ? facts.poly_every : 0;
+  const std::string hidden =
+      facts.half_hidden && s.weights.size() > 1 ? ", hidden activations and weights in fp16" : "";
   const std::string act =
       poly ? ", 1 activated pair in " + std::to_string(poly) + " by polynomial, the rest by tanh"
            : "";
-  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + acc + " accumulators" + act +
-         ", " + std::to_string(s.shape.warpgroups) + " warpgroups of " +
+  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + acc + " accumulators" + hidden +
+         act + ", " + std::to_string(s.shape.warpgroups) + " warpgroups of " +
          std::to_string(s.shape.stages) + (s.shape.stages == 1 ? " stage" : " stages") + " x " +
          std::to_string(s.blocks) + " blocks";
 }

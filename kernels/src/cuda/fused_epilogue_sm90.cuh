@@ -92,6 +92,20 @@ struct FusedEpilogue {
   static constexpr bool kFold32 =
       !kHalfBias && !kBiasMma && !kBiasPreload &&
       (A == Activation::kSilu || (A == Activation::kGeluTanh && kWarpgroups > 2));
+  // bf16 GELU whose accumulator is the activation's argument (kFoldMma, kBiasPreload), and 16 wide
+  // SiLU: the hidden layers' activations and weights in fp16. The epilogue rounds the fp32 pair
+  // to fp16 once and takes fp16's form (act_f16x2: three f16x2 instructions and a tanh a pair,
+  // where the fp32 form takes nine, and act_poly_f16x2 for the polynomial's pairs); the next
+  // layer's wgmma multiplies fp16 by fp16 into fp32. The input, the first layer's weights and the
+  // output stay bf16. fp16 carries three more bits than bf16 (the largest relative errors fell by
+  // about 40%), and a bf16 weight within fp16's range converts exactly; but a hidden value (or a
+  // scaled weight) past fp16's 65504 becomes infinite, where bf16 would hold it. Not SiLU from 32
+  // wide (slower or level).
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kHalfHidden".
+  static constexpr bool kHalfHidden = !std::is_same_v<T, __half> && kHeavy &&
+                                      (kFoldMma || kBiasPreload) &&
+                                      (A == Activation::kGeluTanh || W == 16);
+  using Hidden = std::conditional_t<kHalfHidden, __half, T>;  // the hidden layers' A and weights
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
@@ -99,16 +113,19 @@ struct FusedEpilogue {
   // (busy two thirds of the 16 and 48 wide kernels, the issue slots under half), so moving some
   // of its work to the FMA pipes pays until the two balance; every 2nd pair was slower everywhere
   // (the FMA pipes and the issue slots become the bound). The period for each width and
-  // activation is the fastest measured, or one level with it. In bf16 (fp32 epilogues) the pair
-  // costs twice the tanh form's instructions (act_poly_pair_f32), so fewer pairs take it, and
-  // only at 16 wide and in 32 wide GELU: one in 6; slower at 48 and 64 wide and in 32 wide SiLU.
+  // activation is the fastest measured, or one level with it. bf16 takes it where its hidden
+  // layers are fp16 (kHalfHidden); in an fp32 epilogue a pair by polynomial cost twice the tanh
+  // form's instructions, and was slower at 48 and 64 wide and in 32 wide SiLU.
   // Measured: docs/fused_choices.md, "FusedEpilogue::kPolyEvery".
   static constexpr int poly_every() {
+    if (kHalfHidden) {
+      if (A == Activation::kSilu) return 4;
+      return W == 16 ? 5 : W == 32 ? 3 : W == 96 ? 4 : 6;
+    }
     if (kFold) {
       if (A == Activation::kGeluTanh) return W == 32 ? 8 : W == 128 ? 6 : 4;
       return W == 32 ? 0 : W == 64 ? 5 : W == 96 ? 8 : 4;
     }
-    if (kFoldMma || kBiasPreload) return W == 16 || (W == 32 && A == Activation::kGeluTanh) ? 6 : 0;
     return 0;
   }
   static constexpr int kPolyEvery = poly_every();
@@ -192,7 +209,7 @@ __device__ __forceinline__ uint32_t act_f16x2(uint32_t y) {
 // 1.9e-4), where act_f16x2 with an exactly rounded tanh has 1.2e-3 (2.0e-5) and 2.9e-3 (7.7e-5).
 // GELU: y = z, u(a) = a (a^2 + c0 s), c = 1.35, Q of degree 6. SiLU: y = hx, u(a) = a, c = 4.5,
 // Q of degree 8.
-template <Activation A, bool kBumpOnly = false>
+template <Activation A>
 __device__ __forceinline__ uint32_t act_poly_f16x2(uint32_t y) {
   static_assert(A == Activation::kGeluTanh || A == Activation::kSilu);
   constexpr bool kGelu = A == Activation::kGeluTanh;
@@ -209,37 +226,17 @@ __device__ __forceinline__ uint32_t act_poly_f16x2(uint32_t y) {
   const uint32_t scale = pair(kGelu ? 0x3DED : 0x371C);  // 2 / c: 1.4814, 0.44434
   const uint32_t minus_one = 0xBC00BC00u;
   uint32_t a, v, p;
-  [[maybe_unused]] uint32_t t;
+  uint32_t t;
   asm("and.b32 %0, %1, 0x7FFF7FFF;" : "=r"(a) : "r"(y));
-  if constexpr (!kBumpOnly)
-    asm("add.rn.f16x2 %0, %1, %2;" : "=r"(t) : "r"(y), "r"(a));  // 2 relu(y), exactly
+  asm("add.rn.f16x2 %0, %1, %2;" : "=r"(t) : "r"(y), "r"(a));  // 2 relu(y), exactly
   asm("min.f16x2 %0, %1, %2;" : "=r"(a) : "r"(a), "r"(cap));
   asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(scale), "r"(minus_one));
   asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(q(kDegree)), "r"(v), "r"(q(kDegree - 1)));
 #pragma unroll
   for (int i = kDegree - 2; i >= 0; --i)
     asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(p) : "r"(p), "r"(v), "r"(q(i)));
-  if constexpr (kBumpOnly)
-    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(y) : "r"(a), "r"(p));  // -r(min(|y|, c))
-  else
-    asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(a), "r"(p), "r"(t));
+  asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(a), "r"(p), "r"(t));
   return y;
-}
-
-// act_poly_f16x2's form for an fp32 epilogue (bf16): the bump in f16x2 from the pair rounded to
-// fp16 (|y| past fp16's range clamps to c like any |y| past c), 2 relu(y) as y + |y| in fp32 (so
-// NaN stays NaN, as in the tanh form), one rounding to the 16-bit pair. No MUFU; eighteen
-// instructions a pair where the tanh form takes nine.
-template <typename T, Activation A>
-__device__ __forceinline__ uint32_t act_poly_pair_f32(float y0, float y1) {
-  uint32_t h;
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(h) : "f"(y1), "f"(y0));
-  const uint32_t r = act_poly_f16x2<A, true>(h);
-  float r0, r1;
-  asm("{.reg .f16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\tcvt.f32.f16 %0, lo;\n\tcvt.f32.f16 %1, hi;}"
-      : "=f"(r0), "=f"(r1)
-      : "r"(r));
-  return pack2<T>((y0 + fabsf(y0)) + r0, (y1 + fabsf(y1)) + r1);
 }
 
 // The same activations in fp32 on a value whose factors were folded in (FusedEpilogue::kFold32):
