@@ -405,8 +405,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       // enough tiles (about 7 a warpgroup) that each warpgroup refills stages it staged output in
       {1000003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kRelu},
       {1000003, std::vector<int64_t>(9, 16), true, D::kBf16, A::kNone},  // 8 layers: the most
-      // bf16 GELU and SiLU (fp32 epilogues): six warpgroups at 48 wide (seven at 5 and 6
-      // layers), five at 32 and 64, and four where there are few tiles
+      // bf16 GELU and SiLU (fp32 accumulators): six warpgroups at 48 wide (seven at 5 and 6
+      // layers), five at 32 and in 64 wide SiLU, and four where there are few tiles
       {300001, std::vector<int64_t>(6, 48), true, D::kBf16, A::kGeluTanh},
       {65537, std::vector<int64_t>(4, 48), true, D::kBf16, A::kSilu},        // few tiles
       {300001, std::vector<int64_t>(10, 64), true, D::kBf16, A::kGeluTanh},  // 8 + 1 layers
@@ -452,8 +452,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       EXPECT_NE(r.kernel_path.find(acc), std::string::npos) << r.kernel_path;
       // The first kernel's warpgroups and stages, which the plan names: six of two where GELU or
       // SiLU bound the kernel (16 and 64 wide, 48 and 32 wide in bf16; at 32 to 64 wide
-      // only with two rounds of tiles for six; five at 32 and 64 wide bf16, seven at 48 wide bf16
-      // of 5 or 6 layers); at 96 and 128 wide
+      // only with two rounds of tiles for six; five at 32 wide bf16 and 64 wide bf16 SiLU, seven
+      // at 48 wide bf16 of 5 or 6 layers); at 96 and 128 wide
       // more the fewer the layers (wide_shape); three of two at 96 wide, two of two at 128, four of
       // five at 16 wide with ReLU or none, four of three otherwise.
       const int64_t w = k.widths[0];
@@ -463,10 +463,11 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       const bool many = tiles >= 2 * 6 * int64_t{device.sm_count};
       const bool six = heavy && (w == 16 || (many && (w == 64 || (w == 48 && k.dtype == D::kBf16) ||
                                                       (w == 32 && k.dtype == D::kBf16))));
-      int warpgroups = w == 96  ? 3
-                       : w > 64 ? 2
-                       : six    ? ((w == 32 || w == 64) && k.dtype == D::kBf16 ? 5 : 6)
-                                : 4;
+      int warpgroups =
+          w == 96  ? 3
+          : w > 64 ? 2
+          : six    ? ((w == 32 || (w == 64 && k.act == A::kSilu)) && k.dtype == D::kBf16 ? 5 : 6)
+                   : 4;
       int stages = w > 64 || six ? 2 : w == 16 && !heavy ? 5 : 3;
       if (six && w == 48 && k.dtype == D::kBf16 && (layers == 5 || layers == 6)) warpgroups = 7;
       if (heavy && w == 96 && (layers == 3 || layers == 4)) warpgroups = 4;

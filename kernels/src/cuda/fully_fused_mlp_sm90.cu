@@ -47,8 +47,8 @@
 namespace fusionscope::kernels::detail {
 
 // What a layer's epilogue costs, by which a kernel's geometry is chosen: ReLU or none (light),
-// GELU or SiLU in f16x2 (fp16 kernels), SiLU or GELU in fp32 (bf16 kernels, fp32 accumulators;
-// GELU's argument two instructions more a value).
+// GELU or SiLU in f16x2 (fp16 kernels), SiLU or GELU on fp32 accumulators (bf16 kernels; GELU's
+// hidden layers in f16x2 too, FusedEpilogue::kHalfHidden).
 enum class EpiCost { kLight, kHalf, kFloat, kFloatGelu };
 constexpr EpiCost epi_cost(DType dtype, Activation act) {
   if (act == Activation::kRelu || act == Activation::kNone) return EpiCost::kLight;
@@ -69,7 +69,7 @@ constexpr bool deep16(int width, EpiCost e) {
 // wide with GELU or SiLU, and 32 and 48 wide with them in fp32 (bf16). More warpgroups hide more
 // of each one's layer latency behind the others' work (16 wide GELU was bound by that latency, not
 // by its units). Not fp16 at 32 and 48 wide, where it measured level or mixed; 32 and 64 wide bf16
-// take five instead (base_shape).
+// and 64 wide bf16 SiLU take five instead (base_shape).
 // Measured: docs/fused_choices.md, "six_warpgroups".
 constexpr bool six_warpgroups(int width, EpiCost e) {
   return e != EpiCost::kLight && (width == 16 || width == 64 || (width == 48 && fp32_epilogue(e)) ||
@@ -105,14 +105,16 @@ struct Shape {
 //   warpgroups, five at 16 wide with a light epilogue, three otherwise;
 // - warpgroups: two at 128 wide, three at 96 (its weights kept as 96 rows, not 128: the room of
 //   a third; 10-14% faster than two at 5 layers), six with six_warpgroups, four otherwise;
-// - 32 and 64 wide bf16 GELU and SiLU: five warpgroups where six_warpgroups gives six, their
-//   biases by wgmma (FusedEpilogue::kFoldMma; Geometry::kBiasAtoms): in six ptxas serialized the
-//   wgmmas (C7512, 80 registers a thread), in five it does not (83 and 96 registers).
+// - 32 wide bf16 GELU and SiLU and 64 wide SiLU: five warpgroups where six_warpgroups gives
+//   six, their biases by wgmma (FusedEpilogue::kFoldMma; Geometry::kBiasAtoms): in six ptxas
+//   serialized the wgmmas (C7512, 80 registers a thread), in five it does not (83 and 96
+//   registers). 64 wide GELU, its hidden layers fp16 (FusedEpilogue::kHalfHidden), takes six.
 // Measured: docs/fused_choices.md, "base_shape".
 constexpr Shape base_shape(int width, EpiCost e, bool six) {
   if (width == 96) return {3, 2};
   if (width > 64) return {2, 2};
-  if (six) return {(width == 32 || width == 64) && fp32_epilogue(e) ? 5 : 6, 2};
+  if (six)
+    return {(width == 32 || (width == 64 && e == EpiCost::kFloat)) && fp32_epilogue(e) ? 5 : 6, 2};
   return {4, deep16(width, e) ? 5 : 3};
 }
 // 96 and 128 wide: with GELU or SiLU the layers bound the kernel from three layers on, and the
