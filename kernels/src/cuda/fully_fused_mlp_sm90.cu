@@ -68,8 +68,8 @@ constexpr bool deep16(int width, EpiCost e) {
 // against 128; 80 registers a thread, no spills) where the epilogue bounds the kernel: 16 and 64
 // wide with GELU or SiLU, and 32 and 48 wide with them in fp32 (bf16). More warpgroups hide more
 // of each one's layer latency behind the others' work (16 wide GELU was bound by that latency, not
-// by its units). Not fp16 at 32 and 48 wide, where it measured level or mixed; 32 and 64 wide bf16
-// and 64 wide bf16 SiLU take five instead (base_shape).
+// by its units). Not fp16 at 32 and 48 wide, where it measured level or mixed; 32 wide bf16 and
+// 64 wide bf16 SiLU take five instead (base_shape).
 // Measured: docs/fused_choices.md, "six_warpgroups".
 constexpr bool six_warpgroups(int width, EpiCost e) {
   return e != EpiCost::kLight && (width == 16 || width == 64 || (width == 48 && fp32_epilogue(e)) ||
