@@ -492,6 +492,11 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       EXPECT_EQ(r.kernel_path.find("hidden activations and weights in fp16") != std::string::npos,
                 half_hidden)
           << r.kernel_path;
+      // and from 32 to 64 wide, where a wgmma adds the biases, accumulate in fp16 after layer 0
+      const bool half_acc = half_hidden && k.act == A::kGeluTanh && w >= 32 && w <= 64;
+      EXPECT_EQ(r.kernel_path.find("fp16 accumulators after the first layer") != std::string::npos,
+                half_acc)
+          << r.kernel_path;
       const bool poly =
           hidden && heavy && (k.dtype == D::kFp16 ? !(k.act == A::kSilu && w == 32) : half_hidden);
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;

@@ -479,6 +479,22 @@ __device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const ui
   }
 }
 
+// bias_mma into fp16 accumulators (FusedEpilogue::kHiddenF16Acc: fp16 hidden layers).
+template <int W, bool kAtoms>
+__device__ __forceinline__ void bias_mma_f16acc(uint32_t (&h)[Geometry<W>::kAcc / 2],
+                                                const uint32_t (&one)[4], uint32_t w) {
+  if constexpr (kAtoms) {
+    wgmma_m64n64k16_rs_f16acc(h, one, smem_desc_from_lo(w), 1);
+  } else if constexpr (W == 48) {
+    wgmma_m64n48k16_rs_f16acc(h, one, smem_desc_from_lo(weight_slice<W>(w, W / 16)), 1);
+  } else {
+    static_assert(W == 32);
+#pragma unroll
+    for (int b = 0; b < 64 / W; ++b)
+      wgmma_m64n32k16_f16acc_rs(h + 8 * b, one, smem_desc_from_lo(w + kBiasChunk<W>), 1);
+  }
+}
+
 // 16-bit biases (kHalfBias) up to 64 wide in shared memory: the pair of columns n, n + 1 (n
 // even) of layer l at this 32-bit word. A thread reads the pairs 8 j + 2 (lane % 4) of every
 // chunk j, so they sit together, chunk after chunk, for 16-byte loads: two loads a layer where
@@ -892,8 +908,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     const uint32_t tile = my_tile_in[slot];
     if (tile >= p.tiles) break;
 
-    float d[kF16Acc ? 1 : G::kAcc];         // fp32 accumulators,
-    uint32_t h[kF16Acc ? G::kAcc / 2 : 1];  // or fp16 ones (packed pairs)
+    float d[kF16Acc ? 1 : G::kAcc];                             // fp32 accumulators,
+    uint32_t h[kF16Acc || E::kHiddenF16Acc ? G::kAcc / 2 : 1];  // or fp16 ones (packed pairs)
     uint8_t* x = stages + slot * kTileBytes;
     if constexpr (kBiasInAcc) preload(h, bias0);
     if constexpr (G::kDense && kF16Acc) {
@@ -980,8 +996,9 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         named_sync(1 + wg);  // every warp has read my_tile_in[0] before thread 0 refills it
     }
 
-    for (int l = 0;; ++l) {
-      if (l + 1 == p.layers) break;
+    // Layer l's bias, activation and the next layer's MMAs; kFromHalf: from the fp16
+    // accumulators (kHiddenF16Acc, the layers after the first).
+    const auto step = [&]<bool kFromHalf>(int l) {
       [[maybe_unused]] const float k = weight_factor(l);  // kFold32
       // Bias, activation, and the next layer's A fragments: k16 slice t is accumulator chunks
       // 2t (columns 16t..16t+7) and 2t + 1. These instructions compete with wgmma for issue
@@ -993,6 +1010,14 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           const int j = 2 * t + hh;  // rows r (a[t][2 hh]) and r + 8 (a[t][2 hh + 1]) of chunk j
+          if constexpr (kFromHalf && E::kHiddenF16Acc) {  // the fp16 sums, biases included
+            const auto act_pair = [&](int q) {
+              return E::poly_pair(q) ? act_poly_f16x2<A>(h[q]) : act_f16x2<A, true>(h[q]);
+            };
+            a[t][2 * hh] = act_pair(2 * j);
+            a[t][2 * hh + 1] = act_pair(2 * j + 1);
+            continue;
+          }
           if constexpr (kF16Acc) {
             // Pair q by the tanh or the polynomial (a constant once the loops are unrolled).
             const auto act_pair = [&](int q) {
@@ -1040,12 +1065,16 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       if constexpr (kBiasInAcc) preload(h, hbv);
       if constexpr (kBiasPreload) preload_biases(d, l + 1);
       wgmma_fence();
-      if constexpr (kF16Acc)
+      if constexpr (kF16Acc) {
         layer_mma_rs<T, W, Acc, kBiasInAcc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
-      else
+      } else if constexpr (E::kHiddenF16Acc) {
+        layer_mma_rs<__half, W, uint32_t>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+        if (bias_by_mma) bias_mma_f16acc<W, G::kBiasAtoms>(h, hidden_one, bias_desc(l + 1));
+      } else {
         layer_mma_rs<Hidden, W, Acc, kBiasPreload>(d, a,
                                                    weights_desc + (l + 1) * (G::kLayerBytes / 16));
-      if constexpr (kBiasMma)
+      }
+      if constexpr (kBiasMma && !E::kHiddenF16Acc)
         if (bias_by_mma) bias_mma<Hidden, W, G::kBiasAtoms>(d, hidden_one, bias_desc(l + 1));
       wgmma_commit();
       if (!fed) feed_after_store();
@@ -1055,76 +1084,100 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         load_biases(l + 1);
       }
       wgmma_wait<0>();
-    }
+    };
+    // The last layer's output, from d or (kFromHalf) from h, staged and stored (or held).
+    const auto finish = [&]<bool kFromHalf>() {
+      if (!fed) feed_after_store();  // a single layer
 
-    if (!fed) feed_after_store();  // a single layer
-
-    // Last layer: bias, then out through the staging buffer once the previous store read it
-    // (staged in the tile's own stage, it is free: layer 0 was its last reader), or into `held`.
-    uint8_t* staging = G::kStageInSlot ? x : stages + kStages * kTileBytes;
-    const uint32_t staging_u32 = smem_u32(staging);
-    if constexpr (!G::kDeferStore) {
-      if (!G::kStageInSlot && tid == 0) bulk_wait_read_all();
-      named_sync(1 + wg);
-    }
-    // Biased, and activated too when this kernel is a segment of a longer MLP: one branch a
-    // tile, not one a pair (the kernel is issue-bound).
-    [[maybe_unused]] const float k_last = weight_factor(p.layers - 1);  // kFold32
-    auto stage_out = [&]<bool kAct>() {
-      [[maybe_unused]] constexpr Activation kOutAct = kAct ? A : Activation::kNone;
-      // The output: SiLU's last layer is halved when activated, GELU's is x itself (kFold).
-      [[maybe_unused]] constexpr bool kOutFolded = kFold && kAct && A == Activation::kSilu;
-      auto out = [&](int j, int i) -> uint32_t {  // row r (i = 0) or r + 8 (i = 2) of chunk j
-        if constexpr (kBiasInAcc) {
-          return act2_f16<kOutAct, kOutFolded>(h[2 * j + i / 2]);
-        } else if constexpr (kF16Acc) {
-          return bias_act2<T, kOutAct, kOutFolded>(h[2 * j + i / 2], hbv[j]);
-        } else if constexpr (kHalfBias) {
-          return bias_act2<T, kOutAct, kOutFolded>(pack2<T>(d[4 * j + i], d[4 * j + i + 1]),
-                                                   hbv[j]);
-        } else {
-          const float2 b = bias_of(j);
-          // The last layer's factor (in its weights with kFoldMma); SiLU's x / 2 when activated.
-          if constexpr (kFold32 || kFoldMma || kBiasPreload) {
-            constexpr bool kBiased = kFoldMma || kBiasPreload;
-            const float x0 = kBiased ? d[4 * j + i] : fmaf(d[4 * j + i], k_last, b.x);
-            const float x1 = kBiased ? d[4 * j + i + 1] : fmaf(d[4 * j + i + 1], k_last, b.y);
-            if constexpr (kAct && A == Activation::kSilu)
-              return pack2<T>(act_folded_f32<A>(x0), act_folded_f32<A>(x1));
-            else if constexpr (kAct)
+      // Last layer: bias, then out through the staging buffer once the previous store read it
+      // (staged in the tile's own stage, it is free: layer 0 was its last reader), or into `held`.
+      uint8_t* staging = G::kStageInSlot ? x : stages + kStages * kTileBytes;
+      const uint32_t staging_u32 = smem_u32(staging);
+      if constexpr (!G::kDeferStore) {
+        if (!G::kStageInSlot && tid == 0) bulk_wait_read_all();
+        named_sync(1 + wg);
+      }
+      // Biased, and activated too when this kernel is a segment of a longer MLP: one branch a
+      // tile, not one a pair (the kernel is issue-bound).
+      [[maybe_unused]] const float k_last = weight_factor(p.layers - 1);  // kFold32
+      auto stage_out = [&]<bool kAct, bool kHalfOut>() {
+        [[maybe_unused]] constexpr Activation kOutAct = kAct ? A : Activation::kNone;
+        // The output: SiLU's last layer is halved when activated, GELU's is x itself (kFold).
+        [[maybe_unused]] constexpr bool kOutFolded = kFold && kAct && A == Activation::kSilu;
+        auto out = [&](int j, int i) -> uint32_t {  // row r (i = 0) or r + 8 (i = 2) of chunk j
+          if constexpr (kBiasInAcc) {
+            return act2_f16<kOutAct, kOutFolded>(h[2 * j + i / 2]);
+          } else if constexpr (kF16Acc) {
+            return bias_act2<T, kOutAct, kOutFolded>(h[2 * j + i / 2], hbv[j]);
+          } else if constexpr (kHalfBias) {
+            return bias_act2<T, kOutAct, kOutFolded>(pack2<T>(d[4 * j + i], d[4 * j + i + 1]),
+                                                     hbv[j]);
+          } else {
+            const float2 b = bias_of(j);
+            // The last layer's factor (in its weights with kFoldMma); SiLU's x / 2 when activated.
+            if constexpr (kFold32 || kFoldMma || kBiasPreload) {
+              constexpr bool kBiased = kFoldMma || kBiasPreload;
+              float x0 = kBiased ? d[4 * j + i] : fmaf(d[4 * j + i], k_last, b.x);
+              float x1 = kBiased ? d[4 * j + i + 1] : fmaf(d[4 * j + i + 1], k_last, b.y);
+              if constexpr (kHalfOut && E::kHiddenF16Acc) {  // widened from the fp16 sums
+                const float2 v =
+                    __half22float2(*reinterpret_cast<const __half2*>(&h[2 * j + i / 2]));
+                x0 = v.x, x1 = v.y;
+              }
+              if constexpr (kAct && A == Activation::kSilu)
+                return pack2<T>(act_folded_f32<A>(x0), act_folded_f32<A>(x1));
+              else if constexpr (kAct)
+                return pack2_act<T, A>(x0, x1, act);
+              else
+                return pack2<T>(x0, x1);
+            }
+            const float x0 = biased(d[4 * j + i], b.x), x1 = biased(d[4 * j + i + 1], b.y);
+            if constexpr (kAct)
               return pack2_act<T, A>(x0, x1, act);
             else
               return pack2<T>(x0, x1);
           }
-          const float x0 = biased(d[4 * j + i], b.x), x1 = biased(d[4 * j + i + 1], b.y);
-          if constexpr (kAct)
-            return pack2_act<T, A>(x0, x1, act);
-          else
-            return pack2<T>(x0, x1);
+        };
+#pragma unroll
+        for (int j = 0; j < kOutChunks; j += 2) {
+          if constexpr (G::kDeferStore) {
+            held[2 * j] = out(j, 0), held[2 * j + 1] = out(j, 2);
+            held[2 * j + 2] = out(j + 1, 0), held[2 * j + 3] = out(j + 1, 2);
+          } else {
+            stmatrix_x4(chunk_pair_at(staging_u32, j), out(j, 0), out(j, 2), out(j + 1, 0),
+                        out(j + 1, 2));
+          }
         }
       };
-#pragma unroll
-      for (int j = 0; j < kOutChunks; j += 2) {
-        if constexpr (G::kDeferStore) {
-          held[2 * j] = out(j, 0), held[2 * j + 1] = out(j, 2);
-          held[2 * j + 2] = out(j + 1, 0), held[2 * j + 3] = out(j + 1, 2);
-        } else {
-          stmatrix_x4(chunk_pair_at(staging_u32, j), out(j, 0), out(j, 2), out(j + 1, 0),
-                      out(j + 1, 2));
-        }
+      if (p.act_out)
+        stage_out.template operator()<true, kFromHalf>();
+      else
+        stage_out.template operator()<false, kFromHalf>();
+      if constexpr (G::kDeferStore) {
+        held_tile = tile;
+        return;
       }
+      fence_proxy_async();
+      named_sync(1 + wg);
+      if (tid == 0) store_tile(staging, tile);
     };
-    if (p.act_out)
-      stage_out.template operator()<true>();
-    else
-      stage_out.template operator()<false>();
-    if constexpr (G::kDeferStore) {
-      held_tile = tile;
-      continue;
+    if constexpr (E::kHiddenF16Acc) {
+      // d is read only by layer 0's epilogue or by a single layer's output, so from layer 1
+      // on its registers are free for h.
+      if (p.layers > 1) {
+        step.template operator()<false>(0);
+        for (int l = 1; l + 1 < p.layers; ++l) step.template operator()<true>(l);
+        finish.template operator()<true>();
+      } else {
+        finish.template operator()<false>();
+      }
+    } else {
+      for (int l = 0;; ++l) {
+        if (l + 1 == p.layers) break;
+        step.template operator()<false>(l);
+      }
+      finish.template operator()<false>();
     }
-    fence_proxy_async();
-    named_sync(1 + wg);
-    if (tid == 0) store_tile(staging, tile);
   }
   // kDeferStore: the last tile's output (the stage is free: the end mark brought no data).
   if constexpr (G::kDeferStore)
@@ -1171,10 +1224,11 @@ KernelFn pick(DType dtype, Activation act, int width, Shape shape, bool biases) 
 
 // What the run's plan says of a kernel's epilogue: one activated pair in poly_every takes the
 // polynomial instead of the tanh (0: none; FusedEpilogue::kPolyEvery), and whether its hidden
-// layers are fp16 (FusedEpilogue::kHalfHidden).
+// layers are fp16 (FusedEpilogue::kHalfHidden) and accumulate in fp16
+// (FusedEpilogue::kHiddenF16Acc).
 struct EpilogueFacts {
   int poly_every = 0;
-  bool half_hidden = false;
+  bool half_hidden = false, hidden_f16_acc = false;
 };
 template <typename T, Activation A, int W>
 EpilogueFacts facts_of(Shape shape) {
@@ -1186,7 +1240,7 @@ EpilogueFacts facts_of(Shape shape) {
           constexpr Shape k = kBuilt.at[I];
           if (!(k == shape)) return;
           using E = FusedEpilogue<T, A, W, k.warpgroups, k.stages>;
-          facts = {E::kPolyEvery, E::kHalfHidden};
+          facts = {E::kPolyEvery, E::kHalfHidden, E::kHiddenF16Acc};
         }(),
         ...);
   }
@@ -1315,13 +1369,17 @@ std::string FusedMlpSm90::describe() const {
   const bool activates = s.weights.size() > 1 || s.act_out;
   const EpilogueFacts facts = epilogue_facts(config_.dtype, config_.activation, s.width, s.shape);
   const int poly = activates ? facts.poly_every : 0;
-  const std::string hidden =
-      facts.half_hidden && s.weights.size() > 1 ? ", hidden activations and weights in fp16" : "";
+  const bool hidden = s.weights.size() > 1;
+  const std::string half_hidden =
+      !facts.half_hidden || !hidden ? ""
+      : facts.hidden_f16_acc
+          ? ", hidden activations and weights in fp16, fp16 accumulators after the first layer"
+          : ", hidden activations and weights in fp16";
   const std::string act =
       poly ? ", 1 activated pair in " + std::to_string(poly) + " by polynomial, the rest by tanh"
            : "";
-  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + acc + " accumulators" + hidden +
-         act + ", " + std::to_string(s.shape.warpgroups) + " warpgroups of " +
+  return "fully fused MLP: wgmma + TMA (sm_90a)" + packed + ", " + acc + " accumulators" +
+         half_hidden + act + ", " + std::to_string(s.shape.warpgroups) + " warpgroups of " +
          std::to_string(s.shape.stages) + (s.shape.stages == 1 ? " stage" : " stages") + " x " +
          std::to_string(s.blocks) + " blocks";
 }

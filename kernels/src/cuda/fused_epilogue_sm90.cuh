@@ -106,6 +106,11 @@ struct FusedEpilogue {
                                       (kFoldMma || kBiasPreload) &&
                                       (A == Activation::kGeluTanh || W == 16);
   using Hidden = std::conditional_t<kHalfHidden, __half, T>;  // the hidden layers' A and weights
+  // 32 to 64 wide (kFoldMma): the layers after the first accumulate in fp16 too, their biases
+  // added by wgmma into the fp16 sums, so the epilogue takes the pairs as they are, and the
+  // MMAs write half the registers; the output is widened from them. Not at 16 wide (level).
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kHiddenF16Acc".
+  static constexpr bool kHiddenF16Acc = kHalfHidden && kFoldMma && W <= 64;
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
