@@ -1172,6 +1172,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         finish.template operator()<false>();
       }
     } else {
+      // The test at the top, as the loop always had it: written as a plain for loop, ptxas
+      // allocated registers differently for other kernels (3 to 22 more or fewer).
       for (int l = 0;; ++l) {
         if (l + 1 == p.layers) break;
         step.template operator()<false>(l);
