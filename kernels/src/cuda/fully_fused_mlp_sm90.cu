@@ -1173,7 +1173,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       }
     } else {
       // The test at the top, as the loop always had it: written as a plain for loop, ptxas
-      // allocated registers differently for other kernels (3 to 22 more or fewer).
+      // allocated registers differently for other kernels (2 to 22 more or fewer).
       for (int l = 0;; ++l) {
         if (l + 1 == p.layers) break;
         step.template operator()<false>(l);
