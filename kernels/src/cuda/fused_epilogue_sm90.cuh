@@ -96,11 +96,11 @@ struct FusedEpilogue {
   // SiLU: the hidden layers' activations and weights in fp16. The epilogue rounds the fp32 pair
   // to fp16 once and takes fp16's form (act_f16x2: three f16x2 instructions and a tanh a pair,
   // where the fp32 form takes nine, and act_poly_f16x2 for the polynomial's pairs); the next
-  // layer's wgmma multiplies fp16 by fp16 into fp32. The input, the first layer's weights and the
-  // output stay bf16. fp16 carries three more bits than bf16 (the largest relative errors fell by
-  // about 40%), and a bf16 weight within fp16's range converts exactly; but a hidden value (or a
-  // scaled weight) past fp16's 65504 becomes infinite, where bf16 would hold it. Not SiLU from 32
-  // wide (slower or level).
+  // layer's wgmma multiplies fp16 by fp16 (into fp32, or fp16: kHiddenF16Acc). The input, the
+  // first layer's weights and the output stay bf16. fp16 carries three more bits than bf16 (the
+  // largest relative errors fell by about 40%), and a bf16 weight within fp16's range converts
+  // exactly; but a hidden value (or a scaled weight) past fp16's 65504 becomes infinite, where
+  // bf16 would hold it. Not SiLU from 32 wide (slower or level).
   // Measured: docs/fused_choices.md, "FusedEpilogue::kHalfHidden".
   static constexpr bool kHalfHidden = !std::is_same_v<T, __half> && kHeavy &&
                                       (kFoldMma || kBiasPreload) &&
