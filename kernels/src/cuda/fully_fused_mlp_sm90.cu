@@ -456,14 +456,24 @@ __device__ __forceinline__ void layer_mma_rs(AccArray<Acc, W>& d,
 // diagonal block, from the weight's rows) instead of an add an accumulator.
 template <int W>
 constexpr int kBiasChunk = 2 * (W / 16);  // its first 16-byte chunk in each row
-template <typename T, int W, bool kAtoms>
-__device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const uint32_t (&one)[4],
+// Acc: float (fp32 accumulators) or uint32_t (fp16 ones, FusedEpilogue::kHiddenF16Acc, whose
+// operands are fp16).
+template <typename T, int W, bool kAtoms, typename Acc = float>
+__device__ __forceinline__ void bias_mma(AccArray<Acc, W>& d, const uint32_t (&one)[4],
                                          uint32_t w) {
+  constexpr bool kF16 = std::is_same_v<Acc, uint32_t>;
   if constexpr (kAtoms) {  // w: the slice itself, in the bias atoms (all 64 columns)
-    wgmma_m64n64k16_rs<T>(d, one, smem_desc_from_lo(w), 1);
+    if constexpr (kF16)
+      wgmma_m64n64k16_rs_f16acc(d, one, smem_desc_from_lo(w), 1);
+    else
+      wgmma_m64n64k16_rs<T>(d, one, smem_desc_from_lo(w), 1);
   } else if constexpr (W == 48 || W == 96) {  // the padding slice after the weight's W / 16
     const uint64_t db = smem_desc_from_lo(weight_slice<W>(w, W / 16));
-    if constexpr (W == 96)
+    if constexpr (kF16 && W == 96)
+      wgmma_m64n96k16_rs_f16acc(d, one, db, 1);
+    else if constexpr (kF16)
+      wgmma_m64n48k16_rs_f16acc(d, one, db, 1);
+    else if constexpr (W == 96)
       wgmma_m64n96k16_rs<T>(d, one, db, 1);
     else
       wgmma_m64n48k16_rs<T>(d, one, db, 1);
@@ -471,27 +481,15 @@ __device__ __forceinline__ void bias_mma(float (&d)[Geometry<W>::kAcc], const ui
 #pragma unroll
     for (int b = 0; b < 64 / W; ++b) {
       const uint64_t db = smem_desc_from_lo(w + kBiasChunk<W>);  // 16 bytes a descriptor unit
-      if constexpr (W == 32)
+      if constexpr (kF16 && W == 32)
+        wgmma_m64n32k16_f16acc_rs(d + 8 * b, one, db, 1);
+      else if constexpr (kF16)
+        wgmma_m64n16k16_f16acc_rs(d + 4 * b, one, db, 1);
+      else if constexpr (W == 32)
         wgmma_m64n32k16_rs<T>(d + 16 * b, one, db, 1);
       else
         wgmma_m64n16k16_rs<T>(d + 8 * b, one, db, 1);
     }
-  }
-}
-
-// bias_mma into fp16 accumulators (FusedEpilogue::kHiddenF16Acc: fp16 hidden layers).
-template <int W, bool kAtoms>
-__device__ __forceinline__ void bias_mma_f16acc(uint32_t (&h)[Geometry<W>::kAcc / 2],
-                                                const uint32_t (&one)[4], uint32_t w) {
-  if constexpr (kAtoms) {
-    wgmma_m64n64k16_rs_f16acc(h, one, smem_desc_from_lo(w), 1);
-  } else if constexpr (W == 48) {
-    wgmma_m64n48k16_rs_f16acc(h, one, smem_desc_from_lo(weight_slice<W>(w, W / 16)), 1);
-  } else {
-    static_assert(W == 32);
-#pragma unroll
-    for (int b = 0; b < 64 / W; ++b)
-      wgmma_m64n32k16_f16acc_rs(h + 8 * b, one, smem_desc_from_lo(w + kBiasChunk<W>), 1);
   }
 }
 
@@ -720,13 +718,11 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     if constexpr (kFold || kFold32 || kFoldMma || kBiasPreload) v *= bias_factor(l);
     if constexpr (kBiasMma) {  // bf16: the bias in the weight too, its slice after W's
       uint16_t bits;
-      if (E::kHalfHidden && l > 0) {
-        const __half folded = from_float<__half>(v);
-        memcpy(&bits, &folded, sizeof bits);
-      } else {
-        const T folded = from_float<T>(v);  // with its factor (kFoldMma), rounded to 16 bits
-        memcpy(&bits, &folded, sizeof bits);
-      }
+      // with its factor (kFoldMma), rounded to 16 bits: fp16 in the hidden layers (kHalfHidden)
+      if (E::kHalfHidden && l > 0)
+        bits = __half_as_ushort(from_float<__half>(v));
+      else
+        bits = __bfloat16_as_ushort(from_float<__nv_bfloat16>(v));
       if constexpr (G::kBiasAtoms) {  // no bias array: the atoms hold them
         uint8_t* atom = biases + (l / 4) * 8192;
         *reinterpret_cast<uint4*>(atom + swizzled(n, 2 * (l % 4))) = make_uint4(bits, 0u, 0u, 0u);
@@ -795,12 +791,15 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   // bias_mma's A is 1 in column 0 of its k16 slice: this thread's low half of registers 0 and 1
   // where lane % 4 == 0.
   const bool bias_by_mma = kBiasMma && kBiases && (bias_mma_always(W) || p.biases[0] != nullptr);
-  const uint32_t one_bits = std::is_same_v<T, __half> ? 0x3C00u : 0x3F80u;
-  const uint32_t one[4] = {lane % 4 == 0 ? one_bits : 0u, lane % 4 == 0 ? one_bits : 0u, 0u, 0u};
+  const auto ones = [&](bool half, uint32_t(&out)[4]) {
+    const uint32_t bits = lane % 4 == 0 ? (half ? 0x3C00u : 0x3F80u) : 0u;
+    out[0] = out[1] = bits, out[2] = out[3] = 0u;
+  };
+  uint32_t one[4];
+  ones(std::is_same_v<T, __half>, one);
   using Hidden = typename E::Hidden;  // the hidden layers' A and weights
-  const uint32_t hidden_one_bits = std::is_same_v<Hidden, __half> ? 0x3C00u : 0x3F80u;
-  const uint32_t hidden_one[4] = {lane % 4 == 0 ? hidden_one_bits : 0u,
-                                  lane % 4 == 0 ? hidden_one_bits : 0u, 0u, 0u};
+  uint32_t hidden_one[4];             // bias_mma's A for the hidden layers
+  ones(std::is_same_v<Hidden, __half>, hidden_one);
   constexpr int kChunks = 2 * G::kSlices;  // accumulator chunks of 8 columns with data
   // Layer l's 16-bit bias pairs (kHalfBias) for this thread's columns, chunk by chunk.
   const auto read_half_biases = [&](int l, uint32_t(&out)[kChunks]) {
@@ -1069,7 +1068,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         layer_mma_rs<T, W, Acc, kBiasInAcc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
       } else if constexpr (E::kHiddenF16Acc) {
         layer_mma_rs<__half, W, uint32_t>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
-        if (bias_by_mma) bias_mma_f16acc<W, G::kBiasAtoms>(h, hidden_one, bias_desc(l + 1));
+        if (bias_by_mma)
+          bias_mma<Hidden, W, G::kBiasAtoms, uint32_t>(h, hidden_one, bias_desc(l + 1));
       } else {
         layer_mma_rs<Hidden, W, Acc, kBiasPreload>(d, a,
                                                    weights_desc + (l + 1) * (G::kLayerBytes / 16));
@@ -1190,36 +1190,39 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 
 using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, Params);
 
-// The kernel of this shape (one of shapes_built's), or null; without biases, the bias-less
-// kernel where one is built.
-template <typename T, Activation A, int W>
-KernelFn pick_shape(Shape shape, bool biases) {
-  static constexpr Shapes kBuilt = shapes_built(W, kEpiCost<T, A>);
-  KernelFn f = nullptr;
-  [&]<size_t... I>(std::index_sequence<I...>) {
-    (
-        [&] {
-          constexpr Shape k = kBuilt.at[I];
-          if (!(k == shape)) return;
-          f = &fused_mlp_sm90_kernel<T, A, W, k.warpgroups, k.stages>;
-          if constexpr (bias_mma_always(W) &&
-                        FusedEpilogue<T, A, W, k.warpgroups, k.stages>::kBiasMma)
-            if (!biases) f = &fused_mlp_sm90_kernel<T, A, W, k.warpgroups, k.stages, false>;
-        }(),
-        ...);
-  }
-  (std::make_index_sequence<size_t(kBuilt.n)>{});
-  return f;
-}
-
-KernelFn pick(DType dtype, Activation act, int width, Shape shape, bool biases) {
-  KernelFn f = nullptr;
+// f.template operator()<T, A, W, kWg, kStg>() for the kernel built for this dtype, activation,
+// width and shape (one of shapes_built's); nothing where none is built.
+template <typename F>
+void with_built_kernel(DType dtype, Activation act, int width, Shape shape, F&& f) {
   dispatch_width(width, [&]<int W>() {
     dispatch_activation(act, [&]<Activation A>() {
-      if (dtype == DType::kBf16) f = pick_shape<__nv_bfloat16, A, W>(shape, biases);
-      if (dtype == DType::kFp16) f = pick_shape<__half, A, W>(shape, biases);
+      const auto with_dtype = [&]<typename T>() {
+        static constexpr Shapes kBuilt = shapes_built(W, kEpiCost<T, A>);
+        [&]<size_t... I>(std::index_sequence<I...>) {
+          (
+              [&] {
+                constexpr Shape k = kBuilt.at[I];
+                if (k == shape) f.template operator()<T, A, W, k.warpgroups, k.stages>();
+              }(),
+              ...);
+        }
+        (std::make_index_sequence<size_t(kBuilt.n)>{});
+      };
+      if (dtype == DType::kBf16) with_dtype.template operator()<__nv_bfloat16>();
+      if (dtype == DType::kFp16) with_dtype.template operator()<__half>();
     });
   });
+}
+
+// The kernel of this shape; without biases, the bias-less kernel where one is built.
+KernelFn pick(DType dtype, Activation act, int width, Shape shape, bool biases) {
+  KernelFn f = nullptr;
+  with_built_kernel(
+      dtype, act, width, shape, [&]<typename T, Activation A, int W, int kWg, int kStg>() {
+        f = &fused_mlp_sm90_kernel<T, A, W, kWg, kStg>;
+        if constexpr (bias_mma_always(W) && FusedEpilogue<T, A, W, kWg, kStg>::kBiasMma)
+          if (!biases) f = &fused_mlp_sm90_kernel<T, A, W, kWg, kStg, false>;
+      });
   if (!f) throw CudaError("fully-fused (sm_90a): fp16 or bf16 only");
   return f;
 }
@@ -1232,31 +1235,13 @@ struct EpilogueFacts {
   int poly_every = 0;
   bool half_hidden = false, hidden_f16_acc = false;
 };
-template <typename T, Activation A, int W>
-EpilogueFacts facts_of(Shape shape) {
-  static constexpr Shapes kBuilt = shapes_built(W, kEpiCost<T, A>);
-  EpilogueFacts facts;
-  [&]<size_t... I>(std::index_sequence<I...>) {
-    (
-        [&] {
-          constexpr Shape k = kBuilt.at[I];
-          if (!(k == shape)) return;
-          using E = FusedEpilogue<T, A, W, k.warpgroups, k.stages>;
-          facts = {E::kPolyEvery, E::kHalfHidden, E::kHiddenF16Acc};
-        }(),
-        ...);
-  }
-  (std::make_index_sequence<size_t(kBuilt.n)>{});
-  return facts;
-}
 EpilogueFacts epilogue_facts(DType dtype, Activation act, int width, Shape shape) {
   EpilogueFacts facts;
-  dispatch_width(width, [&]<int W>() {
-    dispatch_activation(act, [&]<Activation A>() {
-      facts = dtype == DType::kFp16 ? facts_of<__half, A, W>(shape)
-                                    : facts_of<__nv_bfloat16, A, W>(shape);
-    });
-  });
+  with_built_kernel(dtype, act, width, shape,
+                    [&]<typename T, Activation A, int W, int kWg, int kStg>() {
+                      using E = FusedEpilogue<T, A, W, kWg, kStg>;
+                      facts = {E::kPolyEvery, E::kHalfHidden, E::kHiddenF16Acc};
+                    });
   return facts;
 }
 
