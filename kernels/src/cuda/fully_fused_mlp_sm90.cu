@@ -1117,12 +1117,14 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
             // The last layer's factor (in its weights with kFoldMma); SiLU's x / 2 when activated.
             if constexpr (kFold32 || kFoldMma || kBiasPreload) {
               constexpr bool kBiased = kFoldMma || kBiasPreload;
-              float x0 = kBiased ? d[4 * j + i] : fmaf(d[4 * j + i], k_last, b.x);
-              float x1 = kBiased ? d[4 * j + i + 1] : fmaf(d[4 * j + i + 1], k_last, b.y);
+              float x0, x1;
               if constexpr (kHalfOut && E::kHiddenF16Acc) {  // widened from the fp16 sums
                 const float2 v =
                     __half22float2(*reinterpret_cast<const __half2*>(&h[2 * j + i / 2]));
                 x0 = v.x, x1 = v.y;
+              } else {
+                x0 = kBiased ? d[4 * j + i] : fmaf(d[4 * j + i], k_last, b.x);
+                x1 = kBiased ? d[4 * j + i + 1] : fmaf(d[4 * j + i + 1], k_last, b.y);
               }
               if constexpr (kAct && A == Activation::kSilu)
                 return pack2<T>(act_folded_f32<A>(x0), act_folded_f32<A>(x1));
