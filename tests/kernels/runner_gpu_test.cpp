@@ -379,6 +379,8 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {30001, std::vector<int64_t>(10, 128), true, D::kFp16, A::kRelu},  // 5 + 4 layers
       {100003, std::vector<int64_t>(6, 16), true, D::kFp16, A::kGeluTanh},
       {100003, std::vector<int64_t>(6, 16), true, D::kBf16, A::kGeluTanh},  // biases preloaded
+      {100003, std::vector<int64_t>(4, 16), true, D::kBf16, A::kGeluTanh},  // 3 layers: 3 stages
+      {65539, std::vector<int64_t>(5, 16), false, D::kFp16, A::kSilu},      // 4 layers, a tail
       {50001, std::vector<int64_t>(12, 16), true, D::kFp16, A::kSilu},      // 8 + 3 layers
       {65537, std::vector<int64_t>(5, 48), false, D::kFp16, A::kSilu},
       {20001, std::vector<int64_t>(10, 64), true, D::kFp16, A::kGeluTanh},
@@ -453,7 +455,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       // The first kernel's warpgroups and stages, which the plan names: six of two where GELU or
       // SiLU bound the kernel (16 and 64 wide, 48 and 32 wide in bf16; at 32 to 64 wide
       // only with two rounds of tiles for six; five at 32 wide bf16 and 64 wide bf16 SiLU, seven
-      // at 48 wide bf16 of 5 or 6 layers); at 96 and 128 wide
+      // at 48 wide bf16 of 5 or 6 layers; of three at 16 wide up to 4 layers); at 96 and 128 wide
       // more the fewer the layers (wide_shape); three of two at 96 wide, two of two at 128, four of
       // five at 16 wide with ReLU or none, four of three otherwise.
       const int64_t w = k.widths[0];
@@ -468,7 +470,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
           : w > 64 ? 2
           : six    ? ((w == 32 || (w == 64 && k.act == A::kSilu)) && k.dtype == D::kBf16 ? 5 : 6)
                    : 4;
-      int stages = w > 64 || six ? 2 : w == 16 && !heavy ? 5 : 3;
+      int stages = w > 64 ? 2 : six ? (w == 16 && layers <= 4 ? 3 : 2) : w == 16 && !heavy ? 5 : 3;
       if (six && w == 48 && k.dtype == D::kBf16 && (layers == 5 || layers == 6)) warpgroups = 7;
       if (heavy && w == 96 && (layers == 3 || layers == 4)) warpgroups = 4;
       if (w == 128) {

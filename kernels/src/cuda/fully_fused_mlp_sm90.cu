@@ -102,7 +102,8 @@ struct Shape {
 };
 // Up to 96 wide, and at 128 with a light epilogue:
 // - stages: two at 96 and 128 wide, where the weights fill the shared memory, and with six
-//   warpgroups, five at 16 wide with a light epilogue, three otherwise;
+//   warpgroups (but three at 16 wide up to kShallow16 layers: fused_shape), five at 16 wide with
+//   a light epilogue, three otherwise;
 // - warpgroups: two at 128 wide, three at 96 (its weights kept as 96 rows, not 128: the room of
 //   a third; 10-14% faster than two at 5 layers), six with six_warpgroups, four otherwise;
 // - 32 wide bf16 GELU and SiLU and 64 wide SiLU: five warpgroups where six_warpgroups gives
@@ -134,12 +135,19 @@ constexpr Shape wide_shape(int width, EpiCost e, int layers, double tiles_a_sm) 
   if (layers == 3 && fp32_epilogue(e)) return {4, 2};
   return {2, 2};
 }
+// 16 wide with GELU or SiLU: a third stage in each of the six warpgroups (192 KB of tiles and
+// staging) where up to kShallow16 layers leave the memory the bound, so that each keeps two tiles
+// in flight ahead of the one it runs (2 layers 6-7% faster, 3 layers 4-7%, 4 layers 1%). From
+// five layers on the layers bound the kernel, and three stages measured 5% slower.
+// Measured: docs/fused_choices.md, "shallow16".
+constexpr int kShallow16 = 4;
 // The shape of a pass of `layers` layers of this width over tiles_a_sm 64-row tiles an SM.
 constexpr Shape fused_shape(int width, EpiCost e, int layers, double tiles_a_sm) {
   if (width > 64) return wide_shape(width, e, layers, tiles_a_sm);
   const bool few = four_when_few(width) && tiles_a_sm < double(kFewRounds) * 6;
   const bool six = six_warpgroups(width, e) && !few;
   if (six && seven_warpgroups(width, e, layers)) return {7, 2};
+  if (six && width == 16 && layers <= kShallow16) return {6, 3};
   return base_shape(width, e, six);
 }
 // The shapes fused_shape gives a width and epilogue (a kernel is built for each).
