@@ -499,6 +499,11 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       EXPECT_EQ(r.kernel_path.find("fp16 accumulators after the first layer") != std::string::npos,
                 half_acc)
           << r.kernel_path;
+      // and at 16 wide GELU, in the hidden layers (the last one's in fp32)
+      const bool hidden_acc = half_hidden && k.act == A::kGeluTanh && w == 16;
+      EXPECT_EQ(r.kernel_path.find("fp16 accumulators in the hidden layers") != std::string::npos,
+                hidden_acc)
+          << r.kernel_path;
       const bool poly =
           hidden && heavy && (k.dtype == D::kFp16 ? !(k.act == A::kSilu && w == 32) : half_hidden);
       EXPECT_EQ(r.kernel_path.find("by polynomial") != std::string::npos, poly) << r.kernel_path;

@@ -240,9 +240,12 @@ struct FusedMlpSm90Geometry {
   // in four warpgroups (level), and no room for them at 128.
   // Measured: docs/fused_choices.md, "Geometry::kPreloadF32".
   static constexpr bool kPreloadF32 = fp32_epilogue(E) && W == 16;
+  // After them, 16 wide GELU's fp16 pairs for its hidden layers (FusedEpilogue::kHiddenF16Acc):
+  // 32 bytes a layer (hidden_pair_half).
+  static constexpr size_t kPreloadLayerBytes = size_t(kSlices) * 128 + 32;
   static constexpr size_t bias_bytes(int layers, int warpgroups = kWg) {
     return bias_atoms(warpgroups) ? size_t((layers + 3) / 4) * 8192
-           : kPreloadF32          ? size_t(layers) * kSlices * 128
+           : kPreloadF32          ? size_t(layers) * kPreloadLayerBytes
                                   : size_t(layers) * kCols * kBiasBytes;
   }
 };
@@ -519,6 +522,13 @@ __device__ __forceinline__ int preload_bias_word(int l, int n) {
   return l * (kCols / 2) + (n / 32) * 16 + ((n % 8) / 2) * 4 + (n / 8) % 4;
 }
 
+// FusedEpilogue::kHiddenF16Acc at 16 wide: column n (below 16) of hidden layer l at this fp16 of
+// the pairs. Packed, a thread's chunk j holds columns 8 (j % 2) + cp, cp + 1 of its row, so its
+// two pairs (columns cp and 8 + cp) sit together: one 8-byte load a layer.
+__device__ __forceinline__ int hidden_pair_half(int l, int n) {
+  return l * 16 + ((n % 8) / 2) * 4 + (n / 8) * 2 + n % 2;
+}
+
 // Layer 0 of a dense width: the tile's rows as they are ([64 x W], W * 2 bytes apart) read into
 // A fragments with ldmatrix (warp w's 16 rows; lanes 16-31 the upper 8 columns of each slice),
 // then the register form.
@@ -747,6 +757,10 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       float* at =
           reinterpret_cast<float*>(biases) + l * G::kSlices * 32 + (n / 8) * 16 + (n % 8) / 2 * 4;
       at[n % 2] = at[n % 2 + 2] = to_float(from_float<T>(v));
+      if constexpr (E::kHiddenF16Acc)  // and as fp16, for the hidden layers' sums
+        if (n < W)
+          reinterpret_cast<__half*>(biases + p.layers * G::kSlices * 128)[hidden_pair_half(l, n)] =
+              __float2half_rn(v);
     } else if constexpr (kBiasPreload)  // in the order the threads read them (preload_biases)
       reinterpret_cast<T*>(biases)[2 * preload_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
@@ -857,6 +871,10 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       }
     }
   };
+  // kHiddenF16Acc at 16 wide: hidden layer l's two fp16 bias pairs for this thread are
+  // hidden_pairs[4 l] (columns cp, cp + 1 and 8 + cp, 9 + cp).
+  [[maybe_unused]] const uint2* hidden_pairs =
+      reinterpret_cast<const uint2*>(biases + p.layers * G::kSlices * 128) + lane % 4;
   // kBiasInAcc: layer 0's biases, the same for every tile, kept in registers.
   uint32_t bias0[kBiasInAcc ? kChunks : 1];
   if constexpr (kBiasInAcc) read_half_biases(0, bias0);
@@ -945,6 +963,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     float2 bv[kPrefetch && !kHalfBias ? kChunks : 1];
     uint32_t hbv[kHalfBias ? kChunks : 1];  // 16-bit pairs
     int bias_layer = 0;
+    [[maybe_unused]] uint2 hb{};  // kHiddenF16Acc at 16 wide: this hidden layer's fp16 pairs
     const auto load_biases = [&](int l) {
       bias_layer = l;
       if constexpr (kHalfBias) {
@@ -1004,8 +1023,9 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
     }
 
     // Layer l's bias, activation and the next layer's MMAs; kFromHalf: from the fp16
-    // accumulators (kHiddenF16Acc, the layers after the first).
-    const auto step = [&]<bool kFromHalf>(int l) {
+    // accumulators (kHiddenF16Acc, the layers after the first); kIntoLast: the next layer is
+    // the last (16 wide: into fp32).
+    const auto step = [&]<bool kFromHalf, bool kIntoLast = false>(int l) {
       [[maybe_unused]] const float k = weight_factor(l);  // kFold32
       // Bias, activation, and the next layer's A fragments: k16 slice t is accumulator chunks
       // 2t (columns 16t..16t+7) and 2t + 1. These instructions compete with wgmma for issue
@@ -1017,9 +1037,12 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
           const int j = 2 * t + hh;  // rows r (a[t][2 hh]) and r + 8 (a[t][2 hh + 1]) of chunk j
-          if constexpr (kFromHalf && E::kHiddenF16Acc) {  // the fp16 sums, biases included
+          if constexpr (kFromHalf && E::kHiddenF16Acc) {  // the fp16 sums
             const auto act_pair = [&](int q) {
-              return E::poly_pair(q) ? act_poly_f16x2<A>(h[q]) : act_f16x2<A, true>(h[q]);
+              uint32_t y = h[q];
+              if constexpr (kBiasPreload)  // 16 wide: chunk q / 2's biases (else in the sums)
+                asm("add.rn.f16x2 %0, %0, %1;" : "+r"(y) : "r"((q / 2) % 2 ? hb.y : hb.x));
+              return E::poly_pair(q) ? act_poly_f16x2<A, E::kPolyLow>(y) : act_f16x2<A, true>(y);
             };
             a[t][2 * hh] = act_pair(2 * j);
             a[t][2 * hh + 1] = act_pair(2 * j + 1);
@@ -1047,7 +1070,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
               const auto pair32 = [&](int q, float y0, float y1) {
                 if constexpr (E::kHalfHidden) {  // fp16's form on the pair rounded to fp16
                   const uint32_t y = pack2<__half>(y0, y1);
-                  return E::poly_pair(q) ? act_poly_f16x2<A>(y) : act_f16x2<A, true>(y);
+                  return E::poly_pair(q) ? act_poly_f16x2<A, E::kPolyLow>(y)
+                                         : act_f16x2<A, true>(y);
                 } else {
                   return pack2<T>(act_folded_f32<A>(y0), act_folded_f32<A>(y1));
                 }
@@ -1070,10 +1094,18 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         }
       }
       if constexpr (kBiasInAcc) preload(h, hbv);
-      if constexpr (kBiasPreload) preload_biases(d, l + 1);
+      // 16 wide GELU: a hidden layer's fp16 sums start from zero (biases added after)
+      constexpr bool kIntoHalf = E::kHiddenF16Acc && kBiasPreload && !kIntoLast;
+      if constexpr (kBiasPreload && !kIntoHalf) preload_biases(d, l + 1);
       wgmma_fence();
       if constexpr (kF16Acc) {
         layer_mma_rs<T, W, Acc, kBiasInAcc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+      } else if constexpr (E::kHiddenF16Acc && kBiasPreload) {
+        if constexpr (kIntoHalf)
+          layer_mma_rs<__half, W, uint32_t>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+        else
+          layer_mma_rs<__half, W, float, true>(d, a,
+                                               weights_desc + (l + 1) * (G::kLayerBytes / 16));
       } else if constexpr (E::kHiddenF16Acc) {
         layer_mma_rs<__half, W, uint32_t>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
         if (bias_by_mma)
@@ -1091,6 +1123,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       } else if constexpr (!kBiasMma && !kBiasPreload) {
         load_biases(l + 1);
       }
+      if constexpr (E::kHiddenF16Acc && kBiasPreload)
+        if constexpr (kIntoHalf) hb = hidden_pairs[4 * (l + 1)];
       wgmma_wait<0>();
     };
     // The last layer's output, from d or (kFromHalf) from h, staged and stored (or held).
@@ -1175,9 +1209,21 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       // d is read only by layer 0's epilogue or by a single layer's output, so from layer 1
       // on its registers are free for h.
       if (p.layers > 1) {
-        step.template operator()<false>(0);
-        for (int l = 1; l + 1 < p.layers; ++l) step.template operator()<true>(l);
-        finish.template operator()<true>();
+        if constexpr (kBiasPreload) {  // 16 wide: the last layer in fp32, its step on its own
+          // (in the loop, ptxas kept the fp32 accumulators live through it, and spilled)
+          if (p.layers == 2) {
+            step.template operator()<false, true>(0);
+          } else {
+            step.template operator()<false>(0);
+            for (int l = 1; l + 2 < p.layers; ++l) step.template operator()<true>(l);
+            step.template operator()<true, true>(p.layers - 2);
+          }
+          finish.template operator()<false>();
+        } else {
+          step.template operator()<false>(0);
+          for (int l = 1; l + 1 < p.layers; ++l) step.template operator()<true>(l);
+          finish.template operator()<true>();
+        }
       } else {
         finish.template operator()<false>();
       }
@@ -1244,13 +1290,15 @@ KernelFn pick(DType dtype, Activation act, int width, Shape shape, bool biases) 
 struct EpilogueFacts {
   int poly_every = 0;
   bool half_hidden = false, hidden_f16_acc = false;
+  bool last_f32 = false;  // with hidden_f16_acc: the last layer accumulates in fp32 (16 wide)
 };
 EpilogueFacts epilogue_facts(DType dtype, Activation act, int width, Shape shape) {
   EpilogueFacts facts;
   with_built_kernel(dtype, act, width, shape,
                     [&]<typename T, Activation A, int W, int kWg, int kStg>() {
                       using E = FusedEpilogue<T, A, W, kWg, kStg>;
-                      facts = {E::kPolyEvery, E::kHalfHidden, E::kHiddenF16Acc};
+                      facts = {E::kPolyEvery, E::kHalfHidden, E::kHiddenF16Acc,
+                               E::kHiddenF16Acc && E::kBiasPreload};
                     });
   return facts;
 }
@@ -1369,6 +1417,8 @@ std::string FusedMlpSm90::describe() const {
   const bool hidden = s.weights.size() > 1;
   const std::string half_hidden =
       !facts.half_hidden || !hidden ? ""
+      : facts.last_f32
+          ? ", hidden activations and weights in fp16, fp16 accumulators in the hidden layers"
       : facts.hidden_f16_acc
           ? ", hidden activations and weights in fp16, fp16 accumulators after the first layer"
           : ", hidden activations and weights in fp16";

@@ -106,11 +106,17 @@ struct FusedEpilogue {
                                       (kFoldMma || kBiasPreload) &&
                                       (A == Activation::kGeluTanh || W == 16);
   using Hidden = std::conditional_t<kHalfHidden, __half, T>;  // the hidden layers' A and weights
-  // 32 to 64 wide (kFoldMma): the layers after the first accumulate in fp16 too, their biases
-  // added by wgmma into the fp16 sums, so the epilogue takes the pairs as they are, and the
-  // MMAs write half the registers; the output is widened from them. Not at 16 wide (level).
+  // Layers after the first accumulate in fp16 too, so the epilogue takes the pairs as they are
+  // (no conversion) and the MMAs write half the registers:
+  // - 32 to 64 wide (kFoldMma): every such layer, its biases added by wgmma into the fp16 sums,
+  //   the output widened from them;
+  // - 16 wide GELU (kBiasPreload): the hidden layers, from zero, their biases added to the pairs
+  //   as fp16 kernels add theirs (packed, a thread's columns repeat every 16: two pairs, one
+  //   8-byte load a layer); the last layer keeps its fp32 accumulators and their preload. Not
+  //   16 wide SiLU (slower), nor with the biases preloaded into the fp16 sums (slower still).
   // Measured: docs/fused_choices.md, "FusedEpilogue::kHiddenF16Acc".
-  static constexpr bool kHiddenF16Acc = kHalfHidden && kFoldMma && W <= 64;
+  static constexpr bool kHiddenF16Acc =
+      kHalfHidden && W <= 64 && (kFoldMma || (W == 16 && A == Activation::kGeluTanh));
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
@@ -124,8 +130,8 @@ struct FusedEpilogue {
   // Measured: docs/fused_choices.md, "FusedEpilogue::kPolyEvery".
   static constexpr int poly_every() {
     if (kHalfHidden) {
-      if (A == Activation::kSilu) return 4;
-      return W == 16 ? 5 : W == 32 ? 3 : W == 96 ? 4 : 6;
+      if (A == Activation::kSilu) return 3;
+      return W == 16 ? 4 : W == 32 ? 3 : W == 96 ? 4 : 5;
     }
     if (kFold) {
       if (A == Activation::kGeluTanh) return W == 32 ? 8 : W == 128 ? 6 : 4;
@@ -134,6 +140,11 @@ struct FusedEpilogue {
     return 0;
   }
   static constexpr int kPolyEvery = poly_every();
+  // bf16's fp16 hidden layers take the polynomial one degree lower (act_poly_f16x2's kLow): its
+  // largest error (1.1e-3 GELU, 2.7e-3 SiLU) stays under half a bf16 unit at 1 (3.9e-3), and
+  // bf16's tolerance is 2e-2, where fp16 kernels' 5e-3 left no room for it.
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kPolyLow".
+  static constexpr bool kPolyLow = kHalfHidden;
   // Whether pair q of a layer's (2 j + i: rows r, r + 8 of chunk j) takes act_poly_f16x2.
   static constexpr bool poly_pair(int q) {
     return kPolyEvery > 0 && q % (kPolyEvery > 0 ? kPolyEvery : 1) == kPolyEvery - 1;
@@ -214,21 +225,28 @@ __device__ __forceinline__ uint32_t act_f16x2(uint32_t y) {
 // 1.9e-4), where act_f16x2 with an exactly rounded tanh has 1.2e-3 (2.0e-5) and 2.9e-3 (7.7e-5).
 // GELU: y = z, u(a) = a (a^2 + c0 s), c = 1.35, Q of degree 6. SiLU: y = hx, u(a) = a, c = 4.5,
 // Q of degree 8.
-template <Activation A>
+template <Activation A, bool kLow = false>
 __device__ __forceinline__ uint32_t act_poly_f16x2(uint32_t y) {
   static_assert(A == Activation::kGeluTanh || A == Activation::kSilu);
   constexpr bool kGelu = A == Activation::kGeluTanh;
-  // Q's degree: one lower (5 and 7; max errors 1.8e-3 and 2.9e-3) measured 1-3% faster but
-  // doubled the end-to-end error (8 layers of 48 wide GELU 2.0e-3 -> 5.0e-3, at fp16's tolerance).
-  constexpr int kDegree = kGelu ? 6 : 8;
+  // Q's degree: one lower (kLow: 5 and 7; max errors 1.1e-3 and 2.7e-3, means 2.5e-4 and 4.1e-4)
+  // saves an FMA a pair, but in fp16 kernels doubled the end-to-end error (8 layers of 48 wide
+  // GELU 2.0e-3 -> 5.0e-3, at fp16's tolerance); bf16's hidden layers take it
+  // (FusedEpilogue::kPolyLow).
+  constexpr int kDegree = kGelu ? (kLow ? 5 : 6) : (kLow ? 7 : 8);
   // -Q's coefficients, v^0 first, as fp16 bits (scripts/fit_act_poly.py).
   constexpr uint16_t kGeluQ[] = {0xA91E, 0x3278, 0xB6E5, 0x370A, 0xAF7F, 0xB07E, 0x2D87};
   constexpr uint16_t kSiluQ[] = {0xA5A8, 0x2E47, 0xB2B5, 0x34CB, 0xB5B7,
                                  0x34BC, 0xA252, 0xB226, 0x2E60};
+  constexpr uint16_t kGeluLowQ[] = {0xAC60, 0x348E, 0xB77E, 0x34CF, 0x25F1, 0xACA3};
+  constexpr uint16_t kSiluLowQ[] = {0xA798, 0x2FA9, 0xB3B2, 0x35B2, 0xB607, 0x303C, 0x3074, 0xAE75};
   const auto pair = [](uint32_t h) { return h * 0x10001u; };
-  const auto q = [&](int i) { return pair(kGelu ? kGeluQ[i] : kSiluQ[i]); };
-  const uint32_t cap = pair(kGelu ? 0x3D66 : 0x4480);    // c: 1.3496, 4.5
-  const uint32_t scale = pair(kGelu ? 0x3DED : 0x371C);  // 2 / c: 1.4814, 0.44434
+  const auto q = [&](int i) {
+    return pair(kGelu ? (kLow ? kGeluLowQ[i] : kGeluQ[i]) : (kLow ? kSiluLowQ[i] : kSiluQ[i]));
+  };
+  // c: 1.3496 and 4.5, or (kLow) 1.2002 and 4.1992; and 2 / c
+  const uint32_t cap = pair(kGelu ? (kLow ? 0x3CCD : 0x3D66) : (kLow ? 0x4433 : 0x4480));
+  const uint32_t scale = pair(kGelu ? (kLow ? 0x3EAB : 0x3DED) : (kLow ? 0x379E : 0x371C));
   const uint32_t minus_one = 0xBC00BC00u;
   uint32_t a, v, p;
   uint32_t t;
