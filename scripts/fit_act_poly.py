@@ -32,6 +32,9 @@ F16 = np.float16
 CASES = [
     ("GELU", lambda a: a * (a * a + C0 * S), 1.35, 6, "kGeluQ"),
     ("SiLU", lambda a: a, 4.5, 8, "kSiluQ"),
+    # one degree lower (kLow: bf16's fp16 hidden layers, FusedEpilogue::kPolyLow)
+    ("GELU", lambda a: a * (a * a + C0 * S), 1.2, 5, "kGeluLowQ"),
+    ("SiLU", lambda a: a, 4.2, 7, "kSiluLowQ"),
 ]
 
 
