@@ -1123,8 +1123,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       } else if constexpr (!kBiasMma && !kBiasPreload) {
         load_biases(l + 1);
       }
-      if constexpr (E::kHiddenF16Acc && kBiasPreload)
-        if constexpr (kIntoHalf) hb = hidden_pairs[4 * (l + 1)];
+      if constexpr (kIntoHalf) hb = hidden_pairs[4 * (l + 1)];  // read while the MMAs run
       wgmma_wait<0>();
     };
     // The last layer's output, from d or (kFromHalf) from h, staged and stored (or held).
