@@ -137,8 +137,8 @@ constexpr Shape wide_shape(int width, EpiCost e, int layers, double tiles_a_sm) 
 }
 // 16 wide with GELU or SiLU: a third stage in each of the six warpgroups (192 KB of tiles and
 // staging) where up to kShallow16 layers leave the memory the bound, so that each keeps two tiles
-// in flight ahead of the one it runs (2 layers 6-7% faster, 3 layers 4-7%, 4 layers 1%). From
-// five layers on the layers bound the kernel, and three stages measured 5% slower.
+// in flight ahead of the one it runs (1 and 2 layers 6-7% faster, 3 layers 4-7%, 4 layers level
+// to 5%). From five layers on the layers bound the kernel, and three stages measured 3-5% slower.
 // Measured: docs/fused_choices.md, "shallow16".
 constexpr int kShallow16 = 4;
 // The shape of a pass of `layers` layers of this width over tiles_a_sm 64-row tiles an SM.
