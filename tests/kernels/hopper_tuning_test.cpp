@@ -30,4 +30,9 @@ TEST(HopperTuning, TheDefaultIsTheFirstCandidate) {
   ASSERT_FALSE(plain.empty());
   EXPECT_EQ(plain.front().tile_n, d.tile_n);
   for (const auto& g : c) EXPECT_NE(g.tile_n, 192) << "192-wide tiles are plain only";
+  for (const auto& g : c)  // where the kernel takes them
+    if (g.dynamic_tiles) {
+      EXPECT_EQ(g.schedule, fd::HopperSchedule::kCooperative);
+      EXPECT_EQ(g.cluster * g.cluster_n, 1);
+    }
 }

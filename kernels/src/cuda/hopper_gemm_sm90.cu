@@ -14,11 +14,15 @@
 // Tiles are numbered down groups of `group_m` cluster-rows, column by column, so the CTAs in
 // flight at once share a compact block of A rows and B columns that stays in L2; with K
 // serpentine a CTA's odd tiles walk K backward, starting on the k-blocks the last wave read.
+// Dealt in stride (tile cid, cid + clusters, ...), or, with dynamic tiles (cooperative, no
+// cluster), each CTA's first tile dealt and the rest taken in order from a counter: the CTAs
+// then cannot drift apart along the order, and the tiles in flight stay one compact block.
 #include <cuda.h>
 
 #include <algorithm>
 
 #include "cuda_check.h"
+#include "device_buffer.h"
 #include "element.cuh"
 #include "hopper_gemm.h"
 #include "sm90_ptx.cuh"
@@ -41,11 +45,12 @@ struct Layout {
   static constexpr uint32_t kBytesB = kBN * BK * 2;
   static constexpr uint32_t kStagingPerWg = (kPlain ? kBN / 64 : kBN / 128) * kBoxBytes;
   // As many stages as the rest of the 227 KiB leaves room for (3 to 6).
+  // Per stage: its A and B, its two barriers and (dynamic tiles) the number of its tile.
   static constexpr size_t kFixedBytes = 2 * kStagingPerWg + 1024 + 3 * 8;
   static constexpr int kStages =
-      static_cast<int>(std::min<size_t>(6, (232448 - kFixedBytes) / (kBytesA + kBytesB + 16)));
-  static constexpr size_t kSmemBytes =
-      size_t{kStages} * (kBytesA + kBytesB) + 2 * kStagingPerWg + (2 * kStages + 3) * 8 + 1024;
+      static_cast<int>(std::min<size_t>(6, (232448 - kFixedBytes) / (kBytesA + kBytesB + 20)));
+  static constexpr size_t kSmemBytes = size_t{kStages} * (kBytesA + kBytesB) + 2 * kStagingPerWg +
+                                       (2 * kStages + 3) * 8 + kStages * 4 + 1024;
   static_assert(kStages >= 3 && kSmemBytes <= 232448, "over the 227 KiB a block may have");
 };
 
@@ -64,6 +69,9 @@ struct Params {
   uint64_t policy_a;      // L2 cache policies of the TMA loads
   uint64_t policy_b;
   uint32_t stagger;  // cooperative: k-blocks the second consumer trails the first by
+  // Dynamic tiles: tiles past the first of each CTA come from *counter (a wrapping increment
+  // that is back at zero once a launch has made its `tiles` claims); null: dealt in stride.
+  unsigned* counter;
 };
 
 #ifdef FS_SM90A
@@ -130,6 +138,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Cooperative with a stagger: the first consumer opens `lead` once it has issued `stagger`
   // k-blocks of its first tile; the second waits for it once, then trails by that much.
   uint64_t* lead = order + 2;
+  // Dynamic tiles: the producer writes the number of the tile whose first k-block a stage holds
+  // (or one past the last tile: the end) before its `full` barrier completes.
+  uint32_t* stage_tile = reinterpret_cast<uint32_t*>(lead + 1);
 
   // Shared-memory addresses, computed once (see sm90_ptx.cuh).
   const uint32_t tiles_a_u32 = smem_u32(tiles_a), tiles_b_u32 = smem_u32(tiles_b);
@@ -172,8 +183,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid == 0) {
+      // Each claim is made a tile ahead of its use, so that its round trip is not waited for.
+      const auto claim = [&] {
+        uint32_t v;
+        asm volatile("atom.global.inc.u32 %0, [%1], %2;"
+                     : "=r"(v)
+                     : "l"(p.counter), "r"(tiles - 1)
+                     : "memory");
+        return v;
+      };
+      const bool dynamic = !kPingPong && p.counter != nullptr;
+      uint32_t claimed = dynamic && cid < tiles ? claim() : 0;
       uint32_t it = 0, local = 0;
-      for (uint32_t t = cid; t < tiles; t += clusters, ++local) {
+      for (uint32_t t = cid; t < tiles; ++local) {
         uint32_t mc, nt;
         tile_coords(t, p, mc, nt);
         const int m0 = static_cast<int>((mc * cm + rm) * L::kTileRows);
@@ -189,6 +211,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           const uint32_t s = it % kStages, round = it / kStages;
           const uint32_t full_s = full_u32 + s * 8;
           if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
+          if (dynamic && kb == 0) stage_tile[s] = t;  // released by the arrive below
           mbar_expect_tx(full_s, L::kBytesA + L::kBytesB);
           const int k0 = static_cast<int>((backward ? kblocks - 1 - kb : kb) * BK);
           const uint32_t a_dst = tiles_a_u32 + s * L::kBytesA;
@@ -206,6 +229,18 @@ __global__ void __launch_bounds__(kThreads, 1)
                                     p.policy_b);
           }
         }
+        if (!dynamic) {
+          t += clusters;
+        } else {
+          t = clusters + claimed;
+          if (t < tiles) claimed = claim();
+        }
+      }
+      if (dynamic) {  // the end: a stage with no bytes and no tile
+        const uint32_t s = it % kStages, round = it / kStages;
+        if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
+        stage_tile[s] = tiles;
+        mbar_arrive(full_u32 + s * 8);
       }
     }
   } else {
@@ -230,7 +265,17 @@ __global__ void __launch_bounds__(kThreads, 1)
     uint32_t turns = 0;                                // ping-pong: waits on order[c] so far
     const uint32_t lead_at = min(p.stagger, kblocks);  // 0: no stagger
     if (!kPingPong && c == 1 && lead_at > 0 && cid < tiles) mbar_wait(lead, 0);
-    for (uint32_t t = cid; t < tiles; t += clusters, ++local) {
+    const bool dynamic = !kPingPong && p.counter != nullptr;
+    for (uint32_t dealt = cid;; dealt += clusters, ++local) {
+      uint32_t t = dealt;
+      if (dynamic) {  // the tile the producer put in this tile's first stage
+        const uint32_t it0 = local * kblocks;
+        mbar_wait(full_u32 + (it0 % kStages) * 8, (it0 / kStages) & 1);
+        t = stage_tile[it0 % kStages];
+        // Every thread has read it before thread 0 releases the stage to the producer.
+        named_sync(1 + c);
+      }
+      if (t >= tiles) break;
       if (kPingPong && (local & 1) != static_cast<uint32_t>(c)) continue;
       if (kPingPong && local > 0) mbar_wait(&order[c], turns++ & 1);
       uint32_t mc, nt;
@@ -401,6 +446,7 @@ std::string to_string(const HopperGemmConfig& c) {
   if (c.hint_a != L2Hint::kNormal) s += std::string(", A evict ") + hint(c.hint_a);
   if (c.hint_b != L2Hint::kNormal) s += std::string(", B evict ") + hint(c.hint_b);
   if (c.stagger > 0) s += ", stagger " + std::to_string(c.stagger);
+  if (c.dynamic_tiles) s += ", dynamic tiles";
   return s;
 }
 
@@ -428,6 +474,7 @@ struct HopperGemm::Maps {
   KernelFn kernel = nullptr;
   size_t smem = 0;
   Params params{};
+  DeviceBuffer counter;  // dynamic tiles: back at zero after every launch
 };
 
 HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
@@ -443,6 +490,9 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
     throw CudaError("Hopper GEMM: tiles are 256 wide, or cooperative 128 or 192 wide");
   if (bn == 192 && act != Activation::kNone)
     throw CudaError("Hopper GEMM: 192-wide tiles are for the plain product only");
+  if (config_.dynamic_tiles && (ping_pong || config_.cluster * config_.cluster_n != 1))
+    throw CudaError(
+        "Hopper GEMM: dynamic tiles are for the cooperative schedule without a cluster");
   if (rows == 0 || n == 0 || k == 0 || n % 8 || k % 8 || rows > 0x7fffffffu || n > 0x7fffffffu ||
       k > 0x7fffffffu)
     throw CudaError("Hopper GEMM: rows, n and k must be positive, n and k multiples of 8");
@@ -501,6 +551,11 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   const uint64_t tiles = uint64_t{p.tiles_mc} * p.tiles_n;
   grid_ = static_cast<unsigned>(std::min<uint64_t>(tiles, static_cast<uint64_t>(max_clusters)) *
                                 cluster);
+  if (config_.dynamic_tiles) {
+    maps_->counter = DeviceBuffer(sizeof(unsigned));
+    FS_CUDA(cudaMemset(maps_->counter.get(), 0, maps_->counter.bytes()));
+    p.counter = maps_->counter.as<unsigned>();
+  }
 }
 
 HopperGemm::~HopperGemm() = default;

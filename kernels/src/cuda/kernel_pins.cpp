@@ -70,11 +70,16 @@ HopperGemmConfig parse_hopper_config(const std::string& text) {
   if (sides.size() > 1) c.cluster_n = small_int(sides[1], 1, 2, "the cluster along N", text);
   c.group_m = small_int(f[2], 1, 1 << 16, "the group", text);
   if (f.size() > 3) {
-    if (f[3] != "m" && f[3] != "n" && f[3] != "ms" && f[3] != "ns")
+    const std::string& o = f[3];
+    const bool d = o.size() > 1 && o.back() == 'd';  // dynamic tiles
+    const std::string order = d ? o.substr(0, o.size() - 1) : o;
+    if (order != "m" && order != "n" && order != "ms" && order != "ns")
       throw ConfigError("kernel pin '" + text +
-                        "': the tile order is m or n, then s for K serpentine");
-    c.raster_n = f[3][0] == 'n';
-    c.k_serpentine = f[3].size() == 2;
+                        "': the tile order is m or n, then s for K serpentine, then d for "
+                        "dynamic tiles");
+    c.raster_n = order[0] == 'n';
+    c.k_serpentine = order.size() == 2;
+    c.dynamic_tiles = d;
   }
   if (f.size() > 4) {
     if (f[4].size() != 2)
@@ -93,11 +98,12 @@ std::string hopper_config_text(const HopperGemmConfig& c) {
   s += std::to_string(c.cluster);
   if (c.cluster_n > 1) s += "x" + std::to_string(c.cluster_n);
   s += ":" + std::to_string(c.group_m);
-  const bool extras = c.raster_n || c.k_serpentine || c.hint_a != L2Hint::kNormal ||
-                      c.hint_b != L2Hint::kNormal || c.stagger != 0;
+  const bool extras = c.raster_n || c.k_serpentine || c.dynamic_tiles ||
+                      c.hint_a != L2Hint::kNormal || c.hint_b != L2Hint::kNormal || c.stagger != 0;
   if (extras) {
     s += c.raster_n ? ":n" : ":m";
-    s += c.k_serpentine ? "s:" : ":";
+    s += c.k_serpentine ? "s" : "";
+    s += c.dynamic_tiles ? "d:" : ":";
     s += hint_char(c.hint_a);
     s += hint_char(c.hint_b);
     s += ":" + std::to_string(c.stagger);

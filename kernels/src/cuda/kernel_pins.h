@@ -7,8 +7,8 @@
 // Text: space-separated `gated=CONFIG` and `down=CONFIG|cublaslt`, where CONFIG is
 // SCHEDULE:CLUSTER[xN]:GROUP[:ORDER[:HINTS[:STAGGER]]] (schedule coop, coop128 or coop192 for
 // narrower cooperative tiles, or pp; cluster along M
-// and optionally N; group_m; order m or n, with s appended for K serpentine; L2 hints of A and
-// B, each n, f or l; stagger).
+// and optionally N; group_m; order m or n, with s appended for K serpentine and then d for dynamic
+// tiles; L2 hints of A and B, each n, f or l; stagger).
 #pragma once
 
 #include <optional>
