@@ -622,15 +622,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
   // use). A value past the tiles ends the sequence.
   uint32_t next_static = first, claimed = 0;
   bool have_claim = false, ended = false;
-  // A wrapping increment, not an add: the compiler spreads an add's result over the warp with a
-  // shuffle right after it (one atomic for the warp's active lanes), and that shuffle waited for
-  // the round trip. An increment that wraps cannot be combined that way, and it needs no 64-bit
-  // remainder.
-  const auto claim = [&] {
-    uint32_t n;
-    asm volatile("atom.global.inc.u32 %0, [%1], %2;" : "=r"(n) : "l"(p.counter), "r"(p.claims - 1));
-    return n;
-  };
+  const auto claim = [&] { return claim_wrapping(p.counter, p.claims - 1); };
   const auto next_tile = [&] {
     uint32_t t;
     if (next_static < p.static_tiles) {

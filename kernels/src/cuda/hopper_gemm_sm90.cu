@@ -184,14 +184,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid == 0) {
       // Each claim is made a tile ahead of its use, so that its round trip is not waited for.
-      const auto claim = [&] {
-        uint32_t v;
-        asm volatile("atom.global.inc.u32 %0, [%1], %2;"
-                     : "=r"(v)
-                     : "l"(p.counter), "r"(tiles - 1)
-                     : "memory");
-        return v;
-      };
+      const auto claim = [&] { return claim_wrapping(p.counter, tiles - 1); };
       const bool dynamic = !kPingPong && p.counter != nullptr;
       uint32_t claimed = dynamic && cid < tiles ? claim() : 0;
       uint32_t it = 0, local = 0;

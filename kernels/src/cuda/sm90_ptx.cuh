@@ -74,6 +74,18 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   mbar_wait(smem_u32(bar), parity);
 }
 
+// A claim from a counter the blocks of a launch share: the counter's value, which steps to the
+// next, or back to zero after `last` (so that last + 1 claims leave it at zero for the next
+// launch). A wrapping increment, not an add: the compiler spreads an add's result over the warp
+// with a shuffle right after it (one atomic for the warp's active lanes), and that shuffle waited
+// for the round trip. An increment that wraps cannot be combined that way, and it needs no 64-bit
+// remainder.
+__device__ __forceinline__ uint32_t claim_wrapping(unsigned* counter, uint32_t last) {
+  uint32_t n;
+  asm volatile("atom.global.inc.u32 %0, [%1], %2;" : "=r"(n) : "l"(counter), "r"(last));
+  return n;
+}
+
 __device__ __forceinline__ uint32_t cluster_rank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
