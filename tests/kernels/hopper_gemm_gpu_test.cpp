@@ -88,7 +88,7 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
     // Dynamic tiles, at every tile width.
     for (int tile_n : {128, 192, 256})
       if (tile_n != 192 || !s.gated)
-        configs.push_back({.cluster = 1,
+        configs.push_back({.cluster = 2,
                            .group_m = 2,
                            .k_serpentine = tile_n != 128,
                            .dynamic_tiles = true,
@@ -106,14 +106,15 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
   }
 }
 
-TEST(HopperGemmGpu, DynamicTilesOnlyCooperativeWithoutACluster) {
+TEST(HopperGemmGpu, DynamicTilesOnlyCooperativeInClustersOfTwo) {
   FUSIONSCOPE_REQUIRE_GPU();
   if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
   fd::DeviceBuffer w(512 * 128 * 2);
   for (const fd::HopperGemmConfig cfg :
        {fd::HopperGemmConfig{
-            .schedule = fd::HopperSchedule::kPingPong, .cluster = 1, .dynamic_tiles = true},
-        fd::HopperGemmConfig{.cluster = 2, .dynamic_tiles = true}})
+            .schedule = fd::HopperSchedule::kPingPong, .cluster = 2, .dynamic_tiles = true},
+        fd::HopperGemmConfig{.cluster = 1, .dynamic_tiles = true},
+        fd::HopperGemmConfig{.cluster = 2, .cluster_n = 2, .dynamic_tiles = true}})
     EXPECT_THROW(
         fd::HopperGemm(fk::DType::kBf16, fk::Activation::kGeluTanh, 256, 512, 128, w.get(), cfg, 0),
         fd::CudaError)

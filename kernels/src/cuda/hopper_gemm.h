@@ -46,9 +46,10 @@ struct HopperGemmConfig {
   // Cooperative: the second consumer warpgroup starts this many k-blocks behind the first and
   // stays behind, so one's epilogue runs while the other still issues MMAs (0: in step).
   int stagger = 0;
-  // Cooperative, no cluster: each CTA's first tile dealt, the rest taken in tile order from a
-  // counter, so that the tiles in flight stay a compact block of the order (dealt in stride, the
-  // CTAs drift apart along it). A knob for measurement, not a candidate: see docs/kernels.md.
+  // Cooperative, clusters of 2 along M: each cluster's first tile dealt, the rest taken in tile
+  // order from a counter, so that the tiles in flight stay a compact block of the order (dealt
+  // in stride, the clusters drift apart along it). A knob for measurement, not a candidate: see
+  // docs/kernels.md.
   bool dynamic_tiles = false;
   // Columns of the product a CTA's tile covers: 256, or for the cooperative schedule 128 (and,
   // plain only, 192), so that an output a few tiles wide still spreads over every SM.

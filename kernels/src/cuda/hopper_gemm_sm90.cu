@@ -14,9 +14,10 @@
 // Tiles are numbered down groups of `group_m` cluster-rows, column by column, so the CTAs in
 // flight at once share a compact block of A rows and B columns that stays in L2; with K
 // serpentine a CTA's odd tiles walk K backward, starting on the k-blocks the last wave read.
-// Dealt in stride (tile cid, cid + clusters, ...), or, with dynamic tiles (cooperative, no
-// cluster), each CTA's first tile dealt and the rest taken in order from a counter: the CTAs
-// then cannot drift apart along the order, and the tiles in flight stay one compact block.
+// Dealt in stride (tile cid, cid + clusters, ...), or, with dynamic tiles (cooperative, clusters
+// of 2 along M), each cluster's first tile dealt and the rest taken in order from a counter by
+// the cluster's first CTA, which hands each number to the other: the clusters then cannot drift
+// apart along the order, and the tiles in flight stay one compact block.
 #include <cuda.h>
 
 #include <algorithm>
@@ -34,6 +35,9 @@ namespace {
 constexpr int BK = 64;
 constexpr int kThreads = 384;
 constexpr uint32_t kBoxBytes = 64 * 128;  // one 64 x 64 output box in the staging buffer
+// Dynamic tiles: the ring of tile numbers the cluster's first CTA hands to the other (at least
+// kStages deep: a number is overwritten only once the tile kStages later has its first stage).
+constexpr uint32_t kTileRing = 8;
 
 // kBN: the tile's columns (of the product; a gated tile gives kBN / 2 output columns).
 template <bool kPingPong, bool kPlain, int kBN>
@@ -45,12 +49,14 @@ struct Layout {
   static constexpr uint32_t kBytesB = kBN * BK * 2;
   static constexpr uint32_t kStagingPerWg = (kPlain ? kBN / 64 : kBN / 128) * kBoxBytes;
   // As many stages as the rest of the 227 KiB leaves room for (3 to 6).
-  // Per stage: its A and B, its two barriers and (dynamic tiles) the number of its tile.
-  static constexpr size_t kFixedBytes = 2 * kStagingPerWg + 1024 + 3 * 8;
+  // Per stage: its A and B, its two barriers and (dynamic tiles) the number of its tile; fixed:
+  // the staging, the alignment, three barriers and the tile numbers' ring.
+  static constexpr size_t kFixedBytes = 2 * kStagingPerWg + 1024 + 3 * 8 + kTileRing * 12;
   static constexpr int kStages =
       static_cast<int>(std::min<size_t>(6, (232448 - kFixedBytes) / (kBytesA + kBytesB + 20)));
   static constexpr size_t kSmemBytes = size_t{kStages} * (kBytesA + kBytesB) + 2 * kStagingPerWg +
-                                       (2 * kStages + 3) * 8 + kStages * 4 + 1024;
+                                       (2 * kStages + 3) * 8 + kStages * 4 + kTileRing * 12 + 1024;
+  static_assert(kStages <= int(kTileRing), "the tile numbers' ring is as deep as the stages");
   static_assert(kStages >= 3 && kSmemBytes <= 232448, "over the 227 KiB a block may have");
 };
 
@@ -138,9 +144,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Cooperative with a stagger: the first consumer opens `lead` once it has issued `stagger`
   // k-blocks of its first tile; the second waits for it once, then trails by that much.
   uint64_t* lead = order + 2;
-  // Dynamic tiles: the producer writes the number of the tile whose first k-block a stage holds
-  // (or one past the last tile: the end) before its `full` barrier completes.
-  uint32_t* stage_tile = reinterpret_cast<uint32_t*>(lead + 1);
+  // Dynamic tiles: per stage, the number of the tile whose first k-block it holds (or one past
+  // the last tile: the end), stored by this CTA's producer with st.async, its 4 bytes
+  // completing on the stage's `full` barrier with the tile's own; and the ring through which the
+  // cluster's first CTA hands its peer each tile's number, completing on `tile_ready`.
+  uint64_t* tile_ready = lead + 1;
+  uint32_t* tile_slot = reinterpret_cast<uint32_t*>(tile_ready + kTileRing);
+  uint32_t* stage_tile = tile_slot + kTileRing;
+  const uint32_t stage_tile_u32 = smem_u32(stage_tile);
 
   // Shared-memory addresses, computed once (see sm90_ptx.cuh).
   const uint32_t tiles_a_u32 = smem_u32(tiles_a), tiles_b_u32 = smem_u32(tiles_b);
@@ -169,6 +180,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     mbar_init(&order[0], 1);
     mbar_init(&order[1], 1);
     mbar_init(lead, 1);
+    for (uint32_t r = 0; r < kTileRing; ++r) mbar_init(&tile_ready[r], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -185,10 +197,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tid == 0) {
       // Each claim is made a tile ahead of its use, so that its round trip is not waited for.
       const auto claim = [&] { return claim_wrapping(p.counter, tiles - 1); };
-      const bool dynamic = !kPingPong && p.counter != nullptr;
-      uint32_t claimed = dynamic && cid < tiles ? claim() : 0;
-      uint32_t it = 0, local = 0;
-      for (uint32_t t = cid; t < tiles; ++local) {
+      uint32_t it = 0;  // k-blocks issued, over all tiles
+      // The k-blocks of tile t, the CTA's local-th; armed: its first stage is free and expects
+      // its bytes already (dynamic tiles).
+      const auto load_tile = [&](uint32_t t, uint32_t local, bool armed) {
         uint32_t mc, nt;
         tile_coords(t, p, mc, nt);
         const int m0 = static_cast<int>((mc * cm + rm) * L::kTileRows);
@@ -203,9 +215,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (uint32_t kb = 0; kb < kblocks; ++kb, ++it) {
           const uint32_t s = it % kStages, round = it / kStages;
           const uint32_t full_s = full_u32 + s * 8;
-          if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
-          if (dynamic && kb == 0) stage_tile[s] = t;  // released by the arrive below
-          mbar_expect_tx(full_s, L::kBytesA + L::kBytesB);
+          if (!armed || kb > 0) {
+            if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
+            mbar_expect_tx(full_s, L::kBytesA + L::kBytesB);
+          }
           const int k0 = static_cast<int>((backward ? kblocks - 1 - kb : kb) * BK);
           const uint32_t a_dst = tiles_a_u32 + s * L::kBytesA;
           const uint32_t b_dst = tiles_b_u32 + s * L::kBytesB;
@@ -222,18 +235,40 @@ __global__ void __launch_bounds__(kThreads, 1)
                                     p.policy_b);
           }
         }
-        if (!dynamic) {
-          t += clusters;
-        } else {
-          t = clusters + claimed;
-          if (t < tiles) claimed = claim();
+      };
+      if (kPingPong || p.counter == nullptr) {
+        uint32_t local = 0;
+        for (uint32_t t = cid; t < tiles; t += clusters, ++local) load_tile(t, local, false);
+      } else {
+        // Dynamic tiles. The first CTA of the cluster claims (a tile ahead) and stores each
+        // number into the peer's ring; the peer's producer waits for it there. Each stores the
+        // number into its own first stage of the tile, where its consumers read it.
+        const bool first = rank == 0;
+        uint32_t claimed = first ? claim() : 0;
+        const uint32_t tile_ready_u32 = smem_u32(tile_ready), tile_slot_u32 = smem_u32(tile_slot);
+        for (uint32_t local = 0, t = cid;; ++local) {
+          const uint32_t s = it % kStages, round = it / kStages;
+          // The stage is free, so the peer has issued the loads of the tile kStages earlier (or
+          // later ones), and so has read its number: the ring's slot may be written again.
+          if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
+          if (local > 0) {
+            const uint32_t r = (local - 1) % kTileRing;
+            if (first) {
+              t = clusters + claimed;
+              if (t < tiles) claimed = claim();
+              st_async_u32(tile_slot_u32 + r * 4, t, tile_ready_u32 + r * 8, rank ^ 1u);
+            } else {
+              mbar_expect_tx(tile_ready_u32 + r * 8, 4);
+              mbar_wait(tile_ready_u32 + r * 8, ((local - 1) / kTileRing) & 1);
+              t = tile_slot[r];
+            }
+          }
+          const bool more = t < tiles;  // else the end: a stage with no tile
+          mbar_expect_tx(full_u32 + s * 8, (more ? L::kBytesA + L::kBytesB : 0) + 4);
+          st_async_u32(stage_tile_u32 + s * 4, t, full_u32 + s * 8, rank);
+          if (!more) break;
+          load_tile(t, local, true);
         }
-      }
-      if (dynamic) {  // the end: a stage with no bytes and no tile
-        const uint32_t s = it % kStages, round = it / kStages;
-        if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
-        stage_tile[s] = tiles;
-        mbar_arrive(full_u32 + s * 8);
       }
     }
   } else {
@@ -483,9 +518,9 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
     throw CudaError("Hopper GEMM: tiles are 256 wide, or cooperative 128 or 192 wide");
   if (bn == 192 && act != Activation::kNone)
     throw CudaError("Hopper GEMM: 192-wide tiles are for the plain product only");
-  if (config_.dynamic_tiles && (ping_pong || config_.cluster * config_.cluster_n != 1))
+  if (config_.dynamic_tiles && (ping_pong || config_.cluster != 2 || config_.cluster_n != 1))
     throw CudaError(
-        "Hopper GEMM: dynamic tiles are for the cooperative schedule without a cluster");
+        "Hopper GEMM: dynamic tiles are for the cooperative schedule in clusters of 2 along M");
   if (rows == 0 || n == 0 || k == 0 || n % 8 || k % 8 || rows > 0x7fffffffu || n > 0x7fffffffu ||
       k > 0x7fffffffu)
     throw CudaError("Hopper GEMM: rows, n and k must be positive, n and k multiples of 8");

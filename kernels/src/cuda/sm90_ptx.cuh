@@ -86,6 +86,20 @@ __device__ __forceinline__ uint32_t claim_wrapping(unsigned* counter, uint32_t l
   return n;
 }
 
+// A 32-bit word stored at `dst` in the shared memory of CTA `rank` of the cluster (a cluster of
+// at least 2 CTAs; this CTA included), asynchronously, its 4 bytes completing on the barrier at
+// `bar` there, as a TMA load's do: whoever waits on that barrier then sees the word. dst and bar
+// are this CTA's shared-memory addresses of the same objects.
+__device__ __forceinline__ void st_async_u32(uint32_t dst, uint32_t value, uint32_t bar,
+                                             uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 rd, rb;\nmapa.shared::cluster.u32 rd, %0, %3;\n"
+      "mapa.shared::cluster.u32 rb, %2, %3;\n"
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [rd], %1, [rb];\n}\n" ::"r"(dst),
+      "r"(value), "r"(bar), "r"(rank)
+      : "memory");
+}
+
 __device__ __forceinline__ uint32_t cluster_rank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
