@@ -78,8 +78,8 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
   };
   uint64_t seed = 7;
   for (const auto& s : shapes) {
-    // The tuner's candidates and every tile width in a cluster of 1 and of 2.
-    auto configs = fd::hopper_gemm_candidates(s.act);
+    // The tuner's candidates (past the L2 too) and every tile width in a cluster of 1 and of 2.
+    auto configs = fd::hopper_gemm_candidates(s.act, true);
     for (int tile_n : {128, 192})
       for (int cluster : {1, 2})
         if (tile_n == 128 || !s.gated)
@@ -119,6 +119,19 @@ TEST(HopperGemmGpu, DynamicTilesOnlyCooperativeInClustersOfTwo) {
         fd::HopperGemm(fk::DType::kBf16, fk::Activation::kGeluTanh, 256, 512, 128, w.get(), cfg, 0),
         fd::CudaError)
         << fd::to_string(cfg);
+}
+
+TEST(HopperGemmGpu, OperandsPastTheL2) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  int l2 = 0;
+  FS_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  ASSERT_GT(l2, 0);
+  // (rows + n) * k 16-bit values against the L2's bytes, either side of the edge.
+  const uint64_t k = 1024, edge = static_cast<uint64_t>(l2) / (2 * k);
+  EXPECT_FALSE(fd::operands_exceed_l2(edge - 8, 8, k, 0));
+  EXPECT_TRUE(fd::operands_exceed_l2(edge, 8, k, 0));
+  EXPECT_FALSE(fd::operands_exceed_l2(8192, 2 * 3072, 768, 0));    // the post's GeGLU
+  EXPECT_TRUE(fd::operands_exceed_l2(16384, 2 * 14336, 4096, 0));  // Llama widths
 }
 
 }  // namespace

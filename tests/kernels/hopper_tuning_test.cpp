@@ -30,9 +30,25 @@ TEST(HopperTuning, TheDefaultIsTheFirstCandidate) {
   ASSERT_FALSE(plain.empty());
   EXPECT_EQ(plain.front().tile_n, d.tile_n);
   for (const auto& g : c) EXPECT_NE(g.tile_n, 192) << "192-wide tiles are plain only";
-  for (const auto& g : c)  // where the kernel takes them
-    if (g.dynamic_tiles) {
+  for (const auto& g : fd::hopper_gemm_candidates(fusionscope::kernels::Activation::kSilu, true))
+    if (g.dynamic_tiles) {  // where the kernel takes them
       EXPECT_EQ(g.schedule, fd::HopperSchedule::kCooperative);
-      EXPECT_EQ(g.cluster * g.cluster_n, 1);
+      EXPECT_EQ(g.cluster, 2);
+      EXPECT_EQ(g.cluster_n, 1);
     }
+}
+
+TEST(HopperTuning, PastTheL2TheDefaultTakesItsTilesInOrder) {
+  using fusionscope::kernels::Activation;
+  for (Activation act : {Activation::kSilu, Activation::kNone}) {
+    const auto in_l2 = fd::hopper_gemm_candidates(act);
+    const auto past = fd::hopper_gemm_candidates(act, true);
+    ASSERT_EQ(past.size(), in_l2.size() + 1);
+    EXPECT_TRUE(past.front().dynamic_tiles);
+    EXPECT_EQ(fd::to_string(past[1]), fd::to_string(in_l2.front()));  // the static one next
+    fd::HopperGemmConfig dynamic = in_l2.front();
+    dynamic.dynamic_tiles = true;
+    EXPECT_EQ(fd::to_string(past.front()), fd::to_string(dynamic));
+    for (const auto& g : in_l2) EXPECT_FALSE(g.dynamic_tiles);
+  }
 }

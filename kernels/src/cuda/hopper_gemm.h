@@ -48,8 +48,8 @@ struct HopperGemmConfig {
   int stagger = 0;
   // Cooperative, clusters of 2 along M: each cluster's first tile dealt, the rest taken in tile
   // order from a counter, so that the tiles in flight stay a compact block of the order (dealt
-  // in stride, the clusters drift apart along it). A knob for measurement, not a candidate: see
-  // docs/kernels.md.
+  // in stride, the clusters drift apart along it). The first candidate where A and B exceed
+  // the L2: see docs/kernels.md.
   bool dynamic_tiles = false;
   // Columns of the product a CTA's tile covers: 256, or for the cooperative schedule 128 (and,
   // plain only, 192), so that an output a few tiles wide still spreads over every SM.
@@ -63,8 +63,13 @@ std::string to_string(const HopperGemmConfig& c);
 HopperGemmConfig default_hopper_config();
 
 // The candidates tune_hopper_gemm() times for a gated (act) or plain (kNone) product; the
-// first is the same for both.
-std::vector<HopperGemmConfig> hopper_gemm_candidates(Activation act);
+// first is the same for both, unless past_l2 (see operands_exceed_l2()): then the first is the
+// same with dynamic tiles.
+std::vector<HopperGemmConfig> hopper_gemm_candidates(Activation act, bool past_l2 = false);
+
+// True when A [rows, k] and B [n, k] (16-bit) together are more than the device's L2 holds, so
+// that how far the tiles in flight spread along the tile order decides the DRAM bytes.
+bool operands_exceed_l2(uint64_t rows, uint64_t n, uint64_t k, int device);
 
 // True when the binary holds the sm_90a kernels and the device runs them.
 bool hopper_gemm_available(int device);
