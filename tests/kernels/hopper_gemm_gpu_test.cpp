@@ -28,7 +28,7 @@ struct Shape {
 
 // ||out - ref|| / ||ref|| over the whole output; non_finite counts NaN/Inf (unwritten) outputs.
 double relative_error(const Shape& s, const fd::HopperGemmConfig& cfg, uint64_t seed,
-                      uint64_t& non_finite) {
+                      uint64_t& non_finite, uint32_t* split = nullptr) {
   const uint64_t wide = s.gated ? 2 * s.n : s.n;
   fd::DeviceBuffer x(s.rows * s.k * 2), w(wide * s.k * 2), out(s.rows * s.n * 2);
   fd::DeviceBuffer wg(s.n * s.k * 2), wu(s.n * s.k * 2);
@@ -53,8 +53,9 @@ double relative_error(const Shape& s, const fd::HopperGemmConfig& cfg, uint64_t 
   FS_CUDA(cudaMemset(out.get(), 0xFF, s.rows * s.n * 2));
   fd::HopperGemm g(s.dtype, s.gated ? s.act : fk::Activation::kNone, s.rows, wide, s.k, w.get(),
                    cfg, 0);
+  if (split) *split = g.split();
   // Twice, the output poisoned again in between: what one launch leaves behind (the dynamic
-  // tiles' counter) must serve the next.
+  // tiles' counter, the split tail's counts) must serve the next.
   g.run(x.get(), out.get(), nullptr);
   FS_CUDA(cudaMemset(out.get(), 0xFF, s.rows * s.n * 2));
   g.run(x.get(), out.get(), nullptr);
@@ -104,6 +105,60 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
       EXPECT_LE(rel, fk::tolerance(s.dtype)) << fd::to_string(cfg);
     }
   }
+}
+
+// Shapes whose last wave of tiles fills a quarter of the clusters, so that its tiles split in
+// up to 4 parts along K; odd rows, a k that ends mid-block, and a last column of tiles that
+// the output only partly covers.
+TEST(HopperGemmGpu, SplitTailOnAPartialWave) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
+  int sms = 0;
+  FS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  uint64_t seed = 101;
+  for (int cluster : {1, 2}) {
+    // At most sms / cluster clusters fit (fewer where the GPCs leave some SMs out of clusters);
+    // a quarter more tiles than that leaves a partial last wave either way.
+    const uint64_t clusters = static_cast<uint64_t>(sms / cluster);
+    const uint64_t cols = clusters + clusters / 4;  // tiles along N, one cluster-row of them
+    const fd::HopperGemmConfig cfg{.cluster = cluster,
+                                   .group_m = 8,
+                                   .k_serpentine = true,
+                                   .hint_a = fd::L2Hint::kEvictLast,
+                                   .split_tail = true};
+    const uint64_t rows = 128 * static_cast<uint64_t>(cluster) - 37;
+    const Shape shapes[] = {
+        {true, rows, 1000, cols * 128 - 40, fk::DType::kBf16, fk::Activation::kGeluTanh},
+        {true, rows, 4096, cols * 128, fk::DType::kFp16, fk::Activation::kSilu},
+        {false, rows, 776, cols * 256 - 8, fk::DType::kFp16, fk::Activation::kNone},
+    };
+    for (const auto& s : shapes) {
+      uint64_t bad = 0;
+      uint32_t split = 0;
+      const double rel = relative_error(s, cfg, ++seed, bad, &split);
+      std::printf("  %s %llu x %llu -> %llu, cluster %d: split %u, rel %.2e\n",
+                  s.gated ? "gated" : "plain", static_cast<unsigned long long>(s.rows),
+                  static_cast<unsigned long long>(s.k), static_cast<unsigned long long>(s.n),
+                  cluster, split, rel);
+      EXPECT_GE(split, 2u) << "the last wave was meant to split";
+      EXPECT_EQ(bad, 0u);
+      EXPECT_LE(rel, fk::tolerance(s.dtype));
+    }
+  }
+}
+
+TEST(HopperGemmGpu, SplitTailOnlyCooperativeInStride) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
+  fd::DeviceBuffer w(512 * 128 * 2);
+  for (const fd::HopperGemmConfig cfg :
+       {fd::HopperGemmConfig{.schedule = fd::HopperSchedule::kPingPong, .split_tail = true},
+        fd::HopperGemmConfig{.dynamic_tiles = true, .split_tail = true},
+        fd::HopperGemmConfig{.stagger = 2, .split_tail = true}})
+    EXPECT_THROW(
+        fd::HopperGemm(fk::DType::kBf16, fk::Activation::kGeluTanh, 256, 512, 128, w.get(), cfg, 0),
+        fd::CudaError)
+        << fd::to_string(cfg);
 }
 
 TEST(HopperGemmGpu, DynamicTilesOnlyCooperativeInClustersOfTwo) {

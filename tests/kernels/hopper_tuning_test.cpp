@@ -52,3 +52,48 @@ TEST(HopperTuning, PastTheL2TheDefaultTakesItsTilesInOrder) {
     for (const auto& g : in_l2) EXPECT_FALSE(g.dynamic_tiles);
   }
 }
+
+TEST(HopperTuning, ASplitTailTakesOnlyAPartialWaveOfAtMostHalfTheClusters) {
+  // 1024 x 4096 -> 2 x 3072 on 66 clusters: 96 tiles, 30 past the full wave, in 2 parts each.
+  fd::SplitTail t = fd::plan_split_tail(96, 66, 64);
+  EXPECT_EQ(t.dp_tiles, 66u);
+  EXPECT_EQ(t.split, 2u);
+  EXPECT_EQ(t.clusters, 66u);
+  // A quarter wave: as many parts as clusters allow, at most kMaxSplit.
+  t = fd::plan_split_tail(66 + 16, 66, 64);
+  EXPECT_EQ(t.split, 4u);
+  EXPECT_EQ(t.dp_tiles, 66u);
+  // Less than a wave: every tile split, on only the clusters the parts need.
+  t = fd::plan_split_tail(20, 66, 64);
+  EXPECT_EQ(t.dp_tiles, 0u);
+  EXPECT_EQ(t.split, 3u);
+  EXPECT_EQ(t.clusters, 60u);
+  // Nothing to gain: whole waves, a last wave more than half full, too few k-blocks.
+  for (const auto& [tiles, kblocks] :
+       {std::pair<uint64_t, uint32_t>{132, 64}, {66 + 40, 64}, {66 + 16, 7}, {66, 64}}) {
+    t = fd::plan_split_tail(tiles, 66, kblocks);
+    EXPECT_EQ(t.split, 1u) << tiles << " tiles, " << kblocks << " k-blocks";
+    EXPECT_EQ(t.dp_tiles, tiles);
+    EXPECT_EQ(t.clusters, std::min<uint64_t>(tiles, 66));
+  }
+  // Every part has at least kMinSplitKblocks k-blocks.
+  t = fd::plan_split_tail(66 + 10, 66, 9);
+  EXPECT_EQ(t.split, 2u);
+}
+
+TEST(HopperTuning, TheSplitTailCandidateIsTheDefaultSplit) {
+  using fusionscope::kernels::Activation;
+  for (Activation act : {Activation::kGeluTanh, Activation::kNone}) {
+    const auto c = fd::hopper_gemm_candidates(act);
+    int splits = 0;
+    for (const auto& g : c)
+      if (g.split_tail) {
+        ++splits;
+        fd::HopperGemmConfig whole = g;
+        whole.split_tail = false;
+        EXPECT_EQ(fd::to_string(whole), fd::to_string(c.front()));
+      }
+    EXPECT_EQ(splits, 1);
+    EXPECT_FALSE(c.front().split_tail);
+  }
+}

@@ -14,14 +14,15 @@ bool same(const fd::HopperGemmConfig& a, const fd::HopperGemmConfig& b) {
   return a.schedule == b.schedule && a.cluster == b.cluster && a.group_m == b.group_m &&
          a.cluster_n == b.cluster_n && a.raster_n == b.raster_n && a.hint_a == b.hint_a &&
          a.hint_b == b.hint_b && a.stagger == b.stagger && a.k_serpentine == b.k_serpentine &&
-         a.tile_n == b.tile_n && a.dynamic_tiles == b.dynamic_tiles;
+         a.tile_n == b.tile_n && a.dynamic_tiles == b.dynamic_tiles && a.split_tail == b.split_tail;
 }
 
 TEST(KernelPins, EveryConfigurationReadsBackAsItself) {
   for (const char* text :
        {"coop:2:16", "coop:1:8", "pp:2:16", "pp:1:4", "coop:2x2:16", "coop:2:16:n:nn:0",
         "coop:1:16:m:fl:2", "pp:2x2:3:n:ln:0", "coop:2:8:ms:nn:0", "pp:1:16:ns",
-        "coop128:2:8:ms:ln:0", "coop192:1:4:ns", "coop:1:8:msd:ln:0", "coop128:1:16:nd"}) {
+        "coop128:2:8:ms:ln:0", "coop192:1:4:ns", "coop:1:8:msd:ln:0", "coop128:1:16:nd",
+        "coop:2:8:msk:ln:0", "coop:1:4:nk"}) {
     const fd::HopperGemmConfig c = fd::parse_hopper_config(text);
     EXPECT_TRUE(same(fd::parse_hopper_config(fd::hopper_config_text(c)), c)) << text;
   }
@@ -47,6 +48,10 @@ TEST(KernelPins, EveryConfigurationReadsBackAsItself) {
   const fd::HopperGemmConfig d = fd::parse_hopper_config("coop:1:8:msd");
   EXPECT_TRUE(d.dynamic_tiles && d.k_serpentine && !d.raster_n);
   EXPECT_EQ(fd::hopper_config_text(d), "coop:1:8:msd:nn:0");
+  const fd::HopperGemmConfig k = fd::parse_hopper_config("coop:2:8:msk:ln");
+  EXPECT_TRUE(k.split_tail && k.k_serpentine && !k.dynamic_tiles);
+  EXPECT_EQ(fd::hopper_config_text(k), "coop:2:8:msk:ln:0");
+  EXPECT_THROW(fd::parse_hopper_config("coop:1:8:mskd"), ConfigError);
   EXPECT_THROW(fd::parse_hopper_config("coop:1:8:d"), ConfigError);
   EXPECT_THROW(fd::parse_hopper_config("coop:1:8:mds"), ConfigError);
 }

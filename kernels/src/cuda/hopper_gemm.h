@@ -54,7 +54,25 @@ struct HopperGemmConfig {
   // Columns of the product a CTA's tile covers: 256, or for the cooperative schedule 128 (and,
   // plain only, 192), so that an output a few tiles wide still spreads over every SM.
   int tile_n = 256;
+  // Cooperative, tiles dealt in stride, no stagger: the tiles of a last, partial wave split
+  // along K over the clusters that would sit idle (plan_split_tail), the parts' sums added by
+  // the last part through a workspace in global memory.
+  bool split_tail = false;
 };
+
+// How a split tail shares out `tiles` (in clusters' tiles) over at most `max_clusters` clusters
+// with `kblocks` 64-deep k-blocks a tile: the first dp_tiles whole, in whole waves, then each of
+// the others in `split` parts along K, one part a cluster, on `clusters` clusters. split == 1
+// (dp_tiles == tiles): nothing gains from splitting (no partial wave, or one more than half
+// full, or too few k-blocks for two parts of at least kMinSplitKblocks).
+struct SplitTail {
+  uint64_t dp_tiles = 0;
+  uint32_t split = 1;
+  uint64_t clusters = 0;
+};
+inline constexpr uint32_t kMaxSplit = 4;
+inline constexpr uint32_t kMinSplitKblocks = 4;
+SplitTail plan_split_tail(uint64_t tiles, uint64_t max_clusters, uint32_t kblocks);
 
 std::string to_string(const HopperGemmConfig& c);
 
@@ -87,6 +105,8 @@ class HopperGemm {
   void run(const void* a, void* out, cudaStream_t stream);
   const HopperGemmConfig& config() const { return config_; }
   unsigned grid() const { return grid_; }
+  // Parts of each tail tile (1: no tile split; see HopperGemmConfig::split_tail).
+  uint32_t split() const;
 
  private:
   struct Maps;

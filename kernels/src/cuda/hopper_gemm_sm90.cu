@@ -18,6 +18,11 @@
 // of 2 along M), each cluster's first tile dealt and the rest taken in order from a counter by
 // the cluster's first CTA, which hands each number to the other: the clusters then cannot drift
 // apart along the order, and the tiles in flight stay one compact block.
+// With a split tail, the tiles of a last wave that would fill at most half the clusters are each
+// split along K into up to 4 parts, one a cluster: every part but the last writes its fp32 sums
+// to a workspace and counts itself in the tile's flag; the last waits for the count, adds the
+// sums and runs the epilogue (at 1024 x 4096 -> 2 x 3072, 1.45 waves of tiles now take 1.5
+// waves' worth of time, not 2).
 #include <cuda.h>
 
 #include <algorithm>
@@ -78,6 +83,15 @@ struct Params {
   // Dynamic tiles: tiles past the first of each CTA come from *counter (a wrapping increment
   // that is back at zero once a launch has made its `tiles` claims); null: dealt in stride.
   unsigned* counter;
+  // Split tail (plan_split_tail): the tiles from dp_tiles on are each split along K into
+  // `split` parts, one a cluster, after the whole tiles. Part j < split - 1 of a tail tile writes
+  // its fp32 accumulators to its slot of `partials` and counts itself in the tile's flag; the
+  // last part waits for the others there, adds their sums, runs the epilogue and clears the
+  // flag for the next launch. split == 1: every tile whole.
+  uint32_t dp_tiles;
+  uint32_t split;
+  float* partials;
+  unsigned* flags;
 };
 
 #ifdef FS_SM90A
@@ -117,6 +131,17 @@ __device__ __forceinline__ void tile_coords(uint32_t t, const Params& p, uint32_
   nt = along_n ? minor : major;
 }
 
+// A cluster's work item w: a whole tile, or part `part` of a split tail tile, over k-blocks
+// [kb0, kb0 + count).
+struct WorkItem {
+  uint32_t tile, part, kb0, count;
+};
+__device__ __forceinline__ WorkItem work_item(uint32_t w, const Params& p) {
+  if (w < p.dp_tiles) return {w, 0, 0, p.kblocks};
+  const uint32_t u = w - p.dp_tiles, part = u % p.split;
+  const uint32_t kb0 = part * p.kblocks / p.split, kb1 = (part + 1) * p.kblocks / p.split;
+  return {p.dp_tiles + u / p.split, part, kb0, kb1 - kb0};
+}
 #endif  // FS_SM90A
 
 template <typename T, Activation A, bool kPingPong, int kBN>
@@ -200,7 +225,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t it = 0;  // k-blocks issued, over all tiles
       // The k-blocks of tile t, the CTA's local-th; armed: its first stage is free and expects
       // its bytes already (dynamic tiles).
-      const auto load_tile = [&](uint32_t t, uint32_t local, bool armed) {
+      const auto load_tile = [&](uint32_t t, uint32_t local, bool armed, uint32_t kb0,
+                                 uint32_t count) {
         uint32_t mc, nt;
         tile_coords(t, p, mc, nt);
         const int m0 = static_cast<int>((mc * cm + rm) * L::kTileRows);
@@ -212,14 +238,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int a_half = static_cast<int>(rn) * (L::kTileRows / 2);
         const int b_half = static_cast<int>(rm) * (kBN / 2);
         const bool backward = p.k_serpentine != 0 && (local & 1) != 0;
-        for (uint32_t kb = 0; kb < kblocks; ++kb, ++it) {
+        for (uint32_t kb = 0; kb < count; ++kb, ++it) {
           const uint32_t s = it % kStages, round = it / kStages;
           const uint32_t full_s = full_u32 + s * 8;
           if (!armed || kb > 0) {
             if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
             mbar_expect_tx(full_s, L::kBytesA + L::kBytesB);
           }
-          const int k0 = static_cast<int>((backward ? kblocks - 1 - kb : kb) * BK);
+          const int k0 = static_cast<int>(kb0 + (backward ? count - 1 - kb : kb)) * BK;
           const uint32_t a_dst = tiles_a_u32 + s * L::kBytesA;
           const uint32_t b_dst = tiles_b_u32 + s * L::kBytesB;
           if (cn == 1) {
@@ -238,7 +264,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       };
       if (kPingPong || p.counter == nullptr) {
         uint32_t local = 0;
-        for (uint32_t t = cid; t < tiles; t += clusters, ++local) load_tile(t, local, false);
+        const uint32_t items = p.dp_tiles + (tiles - p.dp_tiles) * p.split;
+        for (uint32_t w = cid; w < items; w += clusters, ++local) {
+          const WorkItem item = work_item(w, p);
+          load_tile(item.tile, local, false, item.kb0, item.count);
+        }
       } else {
         // Dynamic tiles. The first CTA of the cluster claims (a tile ahead) and stores each
         // number into the peer's ring; the peer's producer waits for it there. Each stores the
@@ -267,7 +297,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           mbar_expect_tx(full_u32 + s * 8, (more ? L::kBytesA + L::kBytesB : 0) + 4);
           st_async_u32(stage_tile_u32 + s * 4, t, full_u32 + s * 8, rank);
           if (!more) break;
-          load_tile(t, local, true);
+          load_tile(t, local, true, 0, kblocks);
         }
       }
     }
@@ -294,15 +324,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t lead_at = min(p.stagger, kblocks);  // 0: no stagger
     if (!kPingPong && c == 1 && lead_at > 0 && cid < tiles) mbar_wait(lead, 0);
     const bool dynamic = !kPingPong && p.counter != nullptr;
+    const uint32_t items = p.dp_tiles + (tiles - p.dp_tiles) * p.split;
     for (uint32_t dealt = cid;; dealt += clusters, ++local) {
-      uint32_t t = dealt;
+      WorkItem item{dealt, 0, 0, kblocks};
       if (dynamic) {  // the tile the producer put in this tile's first stage
         const uint32_t it0 = local * kblocks;
         mbar_wait(full_u32 + (it0 % kStages) * 8, (it0 / kStages) & 1);
-        t = stage_tile[it0 % kStages];
+        item.tile = stage_tile[it0 % kStages];
         // Every thread has read it before thread 0 releases the stage to the producer.
         named_sync(1 + c);
+      } else if (dealt < items) {
+        item = work_item(dealt, p);
+      } else {
+        break;
       }
+      const uint32_t t = item.tile;
       if (t >= tiles) break;
       if (kPingPong && (local & 1) != static_cast<uint32_t>(c)) continue;
       if (kPingPong && local > 0) mbar_wait(&order[c], turns++ & 1);
@@ -321,11 +357,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           (!kPingPong && c == 0 && local == 0 && lead_at > 0) ? lead_at - 1 : 0xFFFFFFFFu;
 
       // Main loop. The stage and its phase step along; this warpgroup's k-blocks start at
-      // local * kblocks in the CTA's sequence (ping-pong skips the other warpgroup's tiles).
+      // local * kblocks in the CTA's sequence (ping-pong skips the other warpgroup's tiles; a
+      // split part, shorter, is always a CTA's last item).
       const uint32_t it0 = local * kblocks;
       uint32_t s = it0 % kStages, phase = (it0 / kStages) & 1;
       uint32_t prev = 0;
-      for (uint32_t kb = 0; kb < kblocks; ++kb) {
+      for (uint32_t kb = 0; kb < item.count; ++kb) {
         mbar_wait(full_u32 + s * 8, phase);
         const uint32_t da = desc_a + s * (L::kBytesA >> 4);
         const uint32_t db = desc_b + s * (L::kBytesB >> 4);
@@ -350,6 +387,38 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (kPingPong && tid == 0) mbar_arrive(&order[c ^ 1]);  // every full wait of this tile passed
       wgmma_wait<0>();
       if (tid == 0) release(prev);
+
+      // A split tail tile: every part but the last leaves its sums for the last one, which
+      // adds them before the epilogue. Each thread's accumulators go to the same place in every
+      // slot, 16-byte words strided by the warpgroup (coalesced, no shared memory).
+      if (!kPingPong && p.split > 1 && t >= p.dp_tiles) {
+        constexpr uint32_t kSlotWords = 128 * (kBN / 8);  // float4s a consumer's slot
+        const uint32_t q = ((t - p.dp_tiles) * cluster + rank) * 2 + static_cast<uint32_t>(c);
+        unsigned* flag = p.flags + q;
+        float4* slots =
+            reinterpret_cast<float4*>(p.partials) + size_t{q} * (p.split - 1) * kSlotWords;
+        if (item.part + 1 < p.split) {
+          float4* mine = slots + item.part * kSlotWords + tid;
+#pragma unroll
+          for (int i = 0; i < kBN / 8; ++i)
+            __stcg(mine + i * 128, make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
+          named_sync(1 + c);
+          if (tid == 0) red_release_add(flag, 1);
+          continue;  // the CTA's last item
+        }
+        if (tid == 0)
+          while (ld_acquire(flag) < p.split - 1) __nanosleep(64);
+        named_sync(1 + c);
+        for (uint32_t j = 0; j + 1 < p.split; ++j) {
+          const float4* theirs = slots + j * kSlotWords + tid;
+#pragma unroll
+          for (int i = 0; i < kBN / 8; ++i) {
+            const float4 v = __ldcg(theirs + i * 128);
+            d[4 * i] += v.x, d[4 * i + 1] += v.y, d[4 * i + 2] += v.z, d[4 * i + 3] += v.w;
+          }
+        }
+        if (tid == 0) *flag = 0;  // for the next launch, which starts after this one ends
+      }
 
       // Epilogue. The previous tile's TMA stores must have read the staging buffer.
       if (tid == 0) bulk_wait_read_all();
@@ -475,7 +544,22 @@ std::string to_string(const HopperGemmConfig& c) {
   if (c.hint_b != L2Hint::kNormal) s += std::string(", B evict ") + hint(c.hint_b);
   if (c.stagger > 0) s += ", stagger " + std::to_string(c.stagger);
   if (c.dynamic_tiles) s += ", dynamic tiles";
+  if (c.split_tail) s += ", split tail";
   return s;
+}
+
+SplitTail plan_split_tail(uint64_t tiles, uint64_t max_clusters, uint32_t kblocks) {
+  SplitTail plan{tiles, 1, std::min(tiles, max_clusters)};
+  if (tiles == 0 || max_clusters == 0) return plan;
+  const uint64_t rem = tiles % max_clusters;
+  if (rem == 0) return plan;
+  const uint64_t split = std::min<uint64_t>(
+      {max_clusters / rem, kblocks / kMinSplitKblocks, static_cast<uint64_t>(kMaxSplit)});
+  if (split < 2) return plan;
+  plan.dp_tiles = tiles - rem;
+  plan.split = static_cast<uint32_t>(split);
+  plan.clusters = plan.dp_tiles > 0 ? max_clusters : rem * split;
+  return plan;
 }
 
 HopperGemmConfig default_hopper_config() {
@@ -502,8 +586,13 @@ struct HopperGemm::Maps {
   KernelFn kernel = nullptr;
   size_t smem = 0;
   Params params{};
-  DeviceBuffer counter;  // dynamic tiles: back at zero after every launch
+  DeviceBuffer counter;          // dynamic tiles: back at zero after every launch
+  DeviceBuffer partials, flags;  // split tail: the parts' sums, and each tail tile's count
 };
+
+uint32_t HopperGemm::split() const {
+  return maps_->params.split;
+}
 
 HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
                        const void* b, HopperGemmConfig config, int device)
@@ -521,6 +610,10 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   if (config_.dynamic_tiles && (ping_pong || config_.cluster != 2 || config_.cluster_n != 1))
     throw CudaError(
         "Hopper GEMM: dynamic tiles are for the cooperative schedule in clusters of 2 along M");
+  if (config_.split_tail && (ping_pong || config_.dynamic_tiles || config_.stagger != 0))
+    throw CudaError(
+        "Hopper GEMM: a split tail is for the cooperative schedule, tiles dealt in stride, no "
+        "stagger");
   if (rows == 0 || n == 0 || k == 0 || n % 8 || k % 8 || rows > 0x7fffffffu || n > 0x7fffffffu ||
       k > 0x7fffffffu)
     throw CudaError("Hopper GEMM: rows, n and k must be positive, n and k multiples of 8");
@@ -577,8 +670,22 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
     max_clusters = std::min(max_clusters, n_clusters);
   }
   const uint64_t tiles = uint64_t{p.tiles_mc} * p.tiles_n;
-  grid_ = static_cast<unsigned>(std::min<uint64_t>(tiles, static_cast<uint64_t>(max_clusters)) *
-                                cluster);
+  const SplitTail plan =
+      config_.split_tail ? plan_split_tail(tiles, static_cast<uint64_t>(max_clusters), p.kblocks)
+                         : SplitTail{tiles, 1, std::min<uint64_t>(tiles, max_clusters)};
+  grid_ = static_cast<unsigned>(plan.clusters * cluster);
+  p.dp_tiles = static_cast<uint32_t>(plan.dp_tiles);
+  p.split = plan.split;
+  if (plan.split > 1) {
+    // Per tail tile, CTA and consumer warpgroup: split - 1 slots of 128 threads' accumulators
+    // (bn / 2 fp32 each), and a count.
+    const uint64_t consumers = (tiles - plan.dp_tiles) * cluster * 2;
+    maps_->partials = DeviceBuffer(consumers * (plan.split - 1) * 128 * (bn / 2) * sizeof(float));
+    maps_->flags = DeviceBuffer(consumers * sizeof(unsigned));
+    FS_CUDA(cudaMemset(maps_->flags.get(), 0, maps_->flags.bytes()));
+    p.partials = maps_->partials.as<float>();
+    p.flags = maps_->flags.as<unsigned>();
+  }
   if (config_.dynamic_tiles) {
     maps_->counter = DeviceBuffer(sizeof(unsigned));
     FS_CUDA(cudaMemset(maps_->counter.get(), 0, maps_->counter.bytes()));

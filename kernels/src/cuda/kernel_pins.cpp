@@ -72,14 +72,16 @@ HopperGemmConfig parse_hopper_config(const std::string& text) {
   if (f.size() > 3) {
     const std::string& o = f[3];
     const bool d = o.size() > 1 && o.back() == 'd';  // dynamic tiles
-    const std::string order = d ? o.substr(0, o.size() - 1) : o;
+    const bool k = o.size() > 1 && o.back() == 'k';  // split tail
+    const std::string order = d || k ? o.substr(0, o.size() - 1) : o;
     if (order != "m" && order != "n" && order != "ms" && order != "ns")
       throw ConfigError("kernel pin '" + text +
                         "': the tile order is m or n, then s for K serpentine, then d for "
-                        "dynamic tiles");
+                        "dynamic tiles or k for a split tail");
     c.raster_n = order[0] == 'n';
     c.k_serpentine = order.size() == 2;
     c.dynamic_tiles = d;
+    c.split_tail = k;
   }
   if (f.size() > 4) {
     if (f[4].size() != 2)
@@ -98,12 +100,12 @@ std::string hopper_config_text(const HopperGemmConfig& c) {
   s += std::to_string(c.cluster);
   if (c.cluster_n > 1) s += "x" + std::to_string(c.cluster_n);
   s += ":" + std::to_string(c.group_m);
-  const bool extras = c.raster_n || c.k_serpentine || c.dynamic_tiles ||
+  const bool extras = c.raster_n || c.k_serpentine || c.dynamic_tiles || c.split_tail ||
                       c.hint_a != L2Hint::kNormal || c.hint_b != L2Hint::kNormal || c.stagger != 0;
   if (extras) {
     s += c.raster_n ? ":n" : ":m";
     s += c.k_serpentine ? "s" : "";
-    s += c.dynamic_tiles ? "d:" : ":";
+    s += c.dynamic_tiles ? "d:" : c.split_tail ? "k:" : ":";
     s += hint_char(c.hint_a);
     s += hint_char(c.hint_b);
     s += ":" + std::to_string(c.stagger);

@@ -86,6 +86,18 @@ __device__ __forceinline__ uint32_t claim_wrapping(unsigned* counter, uint32_t l
   return n;
 }
 
+// A flag between CTAs of a grid (the split tail's): the writer's earlier stores, and those of
+// the threads that met it at a barrier first, are seen by a reader whose acquire load sees its
+// count (the release is cumulative).
+__device__ __forceinline__ void red_release_add(unsigned* flag, uint32_t v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(flag), "r"(v) : "memory");
+}
+__device__ __forceinline__ uint32_t ld_acquire(const unsigned* flag) {
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+  return v;
+}
+
 // A 32-bit word stored at `dst` in the shared memory of CTA `rank` of the cluster (a cluster of
 // at least 2 CTAs; this CTA included), asynchronously, its 4 bytes completing on the barrier at
 // `bar` there, as a TMA load's do: whoever waits on that barrier then sees the word. dst and bar
