@@ -258,11 +258,6 @@ int run(int argc, char** argv) {
       e.flops = cs.flops();
       try {
         const fd::HopperGemmConfig cfg = fd::parse_hopper_config(ctext);
-        if (sh.gated && cfg.tile_n == 192) {
-          std::printf("%s %s: skipped (192-wide tiles are for the plain product only)\n",
-                      text.c_str(), ctext.c_str());
-          continue;
-        }
         auto g =
             std::make_unique<fd::HopperGemm>(sh.dtype, sh.gated ? sh.act : fk::Activation::kNone,
                                              sh.rows, cs.wide(), sh.k, cs.w(), cfg, device);

@@ -83,17 +83,15 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
     auto configs = fd::hopper_gemm_candidates(s.act, true);
     for (int tile_n : {128, 192})
       for (int cluster : {1, 2})
-        if (tile_n == 128 || !s.gated)
-          configs.push_back(
-              {.cluster = cluster, .group_m = 3, .k_serpentine = cluster == 1, .tile_n = tile_n});
+        configs.push_back(
+            {.cluster = cluster, .group_m = 3, .k_serpentine = cluster == 1, .tile_n = tile_n});
     // Dynamic tiles, at every tile width.
     for (int tile_n : {128, 192, 256})
-      if (tile_n != 192 || !s.gated)
-        configs.push_back({.cluster = 2,
-                           .group_m = 2,
-                           .k_serpentine = tile_n != 128,
-                           .dynamic_tiles = true,
-                           .tile_n = tile_n});
+      configs.push_back({.cluster = 2,
+                         .group_m = 2,
+                         .k_serpentine = tile_n != 128,
+                         .dynamic_tiles = true,
+                         .tile_n = tile_n});
     for (const auto& cfg : configs) {
       uint64_t bad = 0;
       const double rel = relative_error(s, cfg, ++seed, bad);

@@ -29,6 +29,7 @@ TEST(KernelPins, EveryConfigurationReadsBackAsItself) {
   EXPECT_EQ(fd::hopper_config_text(fd::parse_hopper_config("coop:2x1:16")), "coop:2:16");
   EXPECT_EQ(fd::hopper_config_text(fd::parse_hopper_config("coop256:2:16")), "coop:2:16");
   EXPECT_EQ(fd::parse_hopper_config("coop192:2:8").tile_n, 192);
+  EXPECT_EQ(fd::parse_kernel_pins("gated=coop192:2:8:ms:ln:0").gated->tile_n, 192);
   EXPECT_EQ(fd::parse_hopper_config("coop:2:8").tile_n, 256);
   const fd::HopperGemmConfig c = fd::parse_hopper_config("pp:1x2:8:n:fl:3");
   EXPECT_EQ(c.schedule, fd::HopperSchedule::kPingPong);
@@ -71,26 +72,12 @@ TEST(KernelPins, ARunsChoicesReadBackAsThemselves) {
 }
 
 TEST(KernelPins, BadTextIsAConfigurationErrorThatSaysWhy) {
-  for (const char* text : {"gated=",
-                           "gated=coop:2",
-                           "gated=warp:2:16",
-                           "gated=coop:3:16",
-                           "gated=coop:2:0",
-                           "gated=coop:2:16:x",
-                           "gated=coop:2:16:mz",
-                           "gated=coop:2:16:sm",
-                           "gated=coop:2:16:m:nq",
-                           "gated=coop:2:16:m:nn:-1",
-                           "gated=coop:2:16:m:nn:1:9",
-                           "gated=coop:2:1e3",
-                           "down=lt",
-                           "up=coop:2:16",
-                           "gated",
-                           "gated=coop64:2:16",
-                           "gated=coop1922:2:16",
-                           "gated=pp128:2:16",
-                           "gated=coopx:2:16",
-                           "gated=coop192:2:8"}) {
+  for (const char* text :
+       {"gated=", "gated=coop:2", "gated=warp:2:16", "gated=coop:3:16", "gated=coop:2:0",
+        "gated=coop:2:16:x", "gated=coop:2:16:mz", "gated=coop:2:16:sm", "gated=coop:2:16:m:nq",
+        "gated=coop:2:16:m:nn:-1", "gated=coop:2:16:m:nn:1:9", "gated=coop:2:1e3", "down=lt",
+        "up=coop:2:16", "gated", "gated=coop64:2:16", "gated=coop1922:2:16", "gated=pp128:2:16",
+        "gated=coopx:2:16"}) {
     try {
       fd::parse_kernel_pins(text);
       ADD_FAILURE() << "accepted '" << text << "'";

@@ -51,8 +51,9 @@ struct HopperGemmConfig {
   // in stride, the clusters drift apart along it). The first candidate where A and B exceed
   // the L2: see docs/kernels.md.
   bool dynamic_tiles = false;
-  // Columns of the product a CTA's tile covers: 256, or for the cooperative schedule 128 (and,
-  // plain only, 192), so that an output a few tiles wide still spreads over every SM.
+  // Columns of the product a CTA's tile covers: 256, or for the cooperative schedule 128 or 192,
+  // so that an output a few tiles wide still spreads over every SM (a gated tile gives half as
+  // many output columns).
   int tile_n = 256;
   // Cooperative, tiles dealt in stride, no stagger: the tiles of a last, partial wave split
   // along K over the clusters that would sit idle (plan_split_tail), the parts' sums added by

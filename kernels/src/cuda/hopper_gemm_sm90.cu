@@ -6,10 +6,10 @@
 //   mbarrier. In a cluster of 2, the two CTAs work on vertically adjacent tiles of the same
 //   columns: each loads half of B and multicasts it to both, halving B's L2 traffic.
 // - warpgroups 1 and 2 (consumers, 232 registers): wgmma m64nNk16 from shared memory into N / 2
-//   fp32 accumulators per thread (N = 256; cooperative tiles may be 128 or, plain, 192 wide, for
+//   fp32 accumulators per thread (N = 256; cooperative tiles may be 128 or 192 wide, for
 //   outputs too narrow to fill the SMs with 256-wide tiles), one k-block in flight; a stage is
 //   released on the `empty` mbarrier of every CTA that received it. The epilogue (act(g) * u, or
-//   the plain product) goes to a per-warpgroup staging buffer in the TMA 128-byte-swizzled layout
+//   the plain product) goes to a per-warpgroup staging buffer in the TMA boxes' swizzled layout
 //   and out through TMA stores, which run while the next tile's main loop does.
 // Tiles are numbered down groups of `group_m` cluster-rows, column by column, so the CTAs in
 // flight at once share a compact block of A rows and B columns that stays in L2; with K
@@ -39,7 +39,6 @@ namespace {
 
 constexpr int BK = 64;
 constexpr int kThreads = 384;
-constexpr uint32_t kBoxBytes = 64 * 128;  // one 64 x 64 output box in the staging buffer
 // Dynamic tiles: the ring of tile numbers the cluster's first CTA hands to the other (at least
 // kStages deep: a number is overwritten only once the tile kStages later has its first stage).
 constexpr uint32_t kTileRing = 8;
@@ -47,12 +46,18 @@ constexpr uint32_t kTileRing = 8;
 // kBN: the tile's columns (of the product; a gated tile gives kBN / 2 output columns).
 template <bool kPingPong, bool kPlain, int kBN>
 struct Layout {
-  static_assert(kBN == 256 || (!kPingPong && (kBN == 128 || (kPlain && kBN == 192))),
-                "256-wide tiles, or cooperative 128-wide ones, or plain 192-wide ones");
+  static_assert(kBN == 256 || (!kPingPong && (kBN == 128 || kBN == 192)),
+                "256-wide tiles, or cooperative 128- or 192-wide ones");
   static constexpr int kTileRows = kPingPong ? 64 : 128;  // rows a CTA loads per k-block
   static constexpr uint32_t kBytesA = kTileRows * BK * 2;
   static constexpr uint32_t kBytesB = kBN * BK * 2;
-  static constexpr uint32_t kStagingPerWg = (kPlain ? kBN / 64 : kBN / 128) * kBoxBytes;
+  // The output goes out in 64-row boxes of 64 columns, 128-byte-swizzled; a gated 192-wide tile's
+  // 96 columns in boxes of 32, 64-byte-swizzled (whole boxes, none past the tile's columns).
+  static constexpr int kOutCols = kPlain ? kBN : kBN / 2;
+  static constexpr int kOutBoxCols = kOutCols % 64 == 0 ? 64 : 32;
+  static constexpr int kOutBoxes = kOutCols / kOutBoxCols;
+  static constexpr uint32_t kOutBoxBytes = 64 * kOutBoxCols * 2;
+  static constexpr uint32_t kStagingPerWg = kOutBoxes * kOutBoxBytes;
   // As many stages as the rest of the 227 KiB leaves room for (3 to 6).
   // Per stage: its A and B, its two barriers and (dynamic tiles) the number of its tile; fixed:
   // the staging, the alignment, three barriers and the tile numbers' ring.
@@ -144,7 +149,9 @@ __device__ __forceinline__ WorkItem work_item(uint32_t w, const Params& p) {
 }
 #endif  // FS_SM90A
 
-template <typename T, Activation A, bool kPingPong, int kBN>
+// kSplit: built for a split tail (Params::split > 1); without it the kernel takes every tile
+// whole and carries none of the split's code.
+template <typename T, Activation A, bool kPingPong, int kBN, bool kSplit>
 __global__ void __launch_bounds__(kThreads, 1)
     hopper_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a,
                        const __grid_constant__ CUtensorMap tmap_b,
@@ -264,9 +271,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       };
       if (kPingPong || p.counter == nullptr) {
         uint32_t local = 0;
-        const uint32_t items = p.dp_tiles + (tiles - p.dp_tiles) * p.split;
+        const uint32_t items = kSplit ? p.dp_tiles + (tiles - p.dp_tiles) * p.split : tiles;
         for (uint32_t w = cid; w < items; w += clusters, ++local) {
-          const WorkItem item = work_item(w, p);
+          const WorkItem item = kSplit ? work_item(w, p) : WorkItem{w, 0, 0, kblocks};
           load_tile(item.tile, local, false, item.kb0, item.count);
         }
       } else {
@@ -324,7 +331,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t lead_at = min(p.stagger, kblocks);  // 0: no stagger
     if (!kPingPong && c == 1 && lead_at > 0 && cid < tiles) mbar_wait(lead, 0);
     const bool dynamic = !kPingPong && p.counter != nullptr;
-    const uint32_t items = p.dp_tiles + (tiles - p.dp_tiles) * p.split;
+    const uint32_t items = kSplit ? p.dp_tiles + (tiles - p.dp_tiles) * p.split : tiles;
     for (uint32_t dealt = cid;; dealt += clusters, ++local) {
       WorkItem item{dealt, 0, 0, kblocks};
       if (dynamic) {  // the tile the producer put in this tile's first stage
@@ -333,10 +340,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         item.tile = stage_tile[it0 % kStages];
         // Every thread has read it before thread 0 releases the stage to the producer.
         named_sync(1 + c);
-      } else if (dealt < items) {
+      } else if (kSplit) {  // without a split, t >= tiles below ends the sequence
+        if (dealt >= items) break;
         item = work_item(dealt, p);
-      } else {
-        break;
       }
       const uint32_t t = item.tile;
       if (t >= tiles) break;
@@ -391,7 +397,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // A split tail tile: every part but the last leaves its sums for the last one, which
       // adds them before the epilogue. Each thread's accumulators go to the same place in every
       // slot, 16-byte words strided by the warpgroup (coalesced, no shared memory).
-      if (!kPingPong && p.split > 1 && t >= p.dp_tiles) {
+      if (kSplit && t >= p.dp_tiles) {
         constexpr uint32_t kSlotWords = 128 * (kBN / 8);  // float4s a consumer's slot
         const uint32_t q = ((t - p.dp_tiles) * cluster + rank) * 2 + static_cast<uint32_t>(c);
         unsigned* flag = p.flags + q;
@@ -427,11 +433,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       // 16 + lane / 4), once packed exactly a stmatrix fragment: each stmatrix.x4 stores output
       // chunks c and c + 1 of this warp's 16 rows as four 8 x 8 matrices, lanes 8i..8i+7 giving
       // the rows of matrix i (rows + 8 for odd i, chunk c + 1 for i >= 2), at the TMA box's
-      // 128-byte-swizzled positions (conflict-free: the 8 rows of a matrix differ in row % 8).
+      // swizzled positions (conflict-free: 128-byte rows, the 8 rows of a matrix differ in
+      // row % 8; 64-byte rows, the pairs of rows differ in row / 2 % 4).
       const uint32_t row = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
-      const uint32_t row_at = staging_u32 + row * 128, cb = lane >> 4, x = lane & 7;
-      auto chunk_pair_at = [&](int chunk) {  // even: chunks chunk and chunk + 1, in box chunk / 8
-        return row_at + (chunk / 8) * kBoxBytes + ((((chunk % 8) | cb) ^ x) << 4);
+      constexpr int kBoxChunks = L::kOutBoxCols / 8;
+      const uint32_t row_at = staging_u32 + row * (kBoxChunks * 16), cb = lane >> 4;
+      const uint32_t x = kBoxChunks == 8 ? (lane & 7) : (row >> 1) & 3;
+      auto chunk_pair_at = [&](int chunk) {  // even: chunks chunk and chunk + 1, in one box
+        return row_at + (chunk / kBoxChunks) * L::kOutBoxBytes +
+               ((((chunk % kBoxChunks) | cb) ^ x) << 4);
       };
       if constexpr (kPlain) {
 #pragma unroll
@@ -454,14 +464,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       fence_proxy_async();  // the TMA engine reads what these threads wrote
       named_sync(1 + c);
       if (tid == 0) {
-        constexpr int kBoxes = kPlain ? kBN / 64 : kBN / 128;
         const uint32_t col0 = kPlain ? n0 : n0 / 2;
         if (m0 < p.rows) {
 #pragma unroll
-          for (int bx = 0; bx < kBoxes; ++bx) {
-            const uint32_t col = col0 + bx * 64;
+          for (int bx = 0; bx < L::kOutBoxes; ++bx) {
+            const uint32_t col = col0 + bx * L::kOutBoxCols;
             if (col < p.out_cols)
-              tma_store(&tmap_out, staging_u32 + bx * kBoxBytes, static_cast<int>(col),
+              tma_store(&tmap_out, staging_u32 + bx * L::kOutBoxBytes, static_cast<int>(col),
                         static_cast<int>(m0));
           }
         }
@@ -485,34 +494,35 @@ struct KernelChoice {
 };
 
 template <typename T, Activation A, bool kPingPong, int kBN>
-KernelChoice choice() {
-  if constexpr (kBN == 192 && A != Activation::kNone) {
-    return {};  // gated tiles give kBN / 2 columns: whole 64-column boxes only
-  } else {
-    return {&hopper_gemm_kernel<T, A, kPingPong, kBN>,
-            Layout<kPingPong, A == Activation::kNone, kBN>::kSmemBytes};
-  }
+KernelChoice choice(bool split) {
+  constexpr size_t kSmem = Layout<kPingPong, A == Activation::kNone, kBN>::kSmemBytes;
+  if constexpr (kPingPong)
+    return {&hopper_gemm_kernel<T, A, true, kBN, false>, kSmem};
+  else
+    return {split ? &hopper_gemm_kernel<T, A, false, kBN, true>
+                  : &hopper_gemm_kernel<T, A, false, kBN, false>,
+            kSmem};
 }
 
 template <typename T>
-KernelChoice pick_kernel_typed(Activation act, bool ping_pong, int tile_n) {
+KernelChoice pick_kernel_typed(Activation act, bool ping_pong, int tile_n, bool split) {
   KernelChoice k;
   dispatch_activation(act, [&]<Activation A>() {
     if (ping_pong)
-      k = choice<T, A, true, 256>();
+      k = choice<T, A, true, 256>(false);
     else if (tile_n == 128)
-      k = choice<T, A, false, 128>();
+      k = choice<T, A, false, 128>(split);
     else if (tile_n == 192)
-      k = choice<T, A, false, 192>();
+      k = choice<T, A, false, 192>(split);
     else
-      k = choice<T, A, false, 256>();
+      k = choice<T, A, false, 256>(split);
   });
   return k;
 }
 
-KernelChoice pick_kernel(DType dtype, Activation act, bool ping_pong, int tile_n) {
-  if (dtype == DType::kBf16) return pick_kernel_typed<__nv_bfloat16>(act, ping_pong, tile_n);
-  if (dtype == DType::kFp16) return pick_kernel_typed<__half>(act, ping_pong, tile_n);
+KernelChoice pick_kernel(DType dtype, Activation act, bool ping_pong, int tile_n, bool split) {
+  if (dtype == DType::kBf16) return pick_kernel_typed<__nv_bfloat16>(act, ping_pong, tile_n, split);
+  if (dtype == DType::kFp16) return pick_kernel_typed<__half>(act, ping_pong, tile_n, split);
   throw CudaError("the Hopper GEMM takes fp16 or bf16");
 }
 
@@ -573,8 +583,8 @@ bool hopper_gemm_available(int device) {
     return false;
   if (major != 9 || minor != 0) return false;  // sm_90a code runs on sm_90 only
   cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr,
-                            hopper_gemm_kernel<__nv_bfloat16, Activation::kGeluTanh, false, 256>) !=
+  if (cudaFuncGetAttributes(
+          &attr, hopper_gemm_kernel<__nv_bfloat16, Activation::kGeluTanh, false, 256, false>) !=
       cudaSuccess)
     return false;
   return attr.binaryVersion == 90;
@@ -605,8 +615,6 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   const int bn = config_.tile_n;
   if (bn != 256 && (ping_pong || (bn != 128 && bn != 192)))
     throw CudaError("Hopper GEMM: tiles are 256 wide, or cooperative 128 or 192 wide");
-  if (bn == 192 && act != Activation::kNone)
-    throw CudaError("Hopper GEMM: 192-wide tiles are for the plain product only");
   if (config_.dynamic_tiles && (ping_pong || config_.cluster != 2 || config_.cluster_n != 1))
     throw CudaError(
         "Hopper GEMM: dynamic tiles are for the cooperative schedule in clusters of 2 along M");
@@ -620,7 +628,9 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   if (act != Activation::kNone && n % 16)
     throw CudaError("Hopper GEMM: gated n must hold whole interleaved groups of 16");
   maps_ = std::make_unique<Maps>();
-  const KernelChoice kernel = pick_kernel(dtype, act, ping_pong, bn);
+  // The kernel without the split's code first: both have the same occupancy, which the split's
+  // plan needs; the split one replaces it below where the plan splits.
+  const KernelChoice kernel = pick_kernel(dtype, act, ping_pong, bn, false);
   maps_->kernel = kernel.fn;
   maps_->smem = kernel.smem;
   FS_CUDA(cudaFuncSetAttribute(maps_->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -677,6 +687,9 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   p.dp_tiles = static_cast<uint32_t>(plan.dp_tiles);
   p.split = plan.split;
   if (plan.split > 1) {
+    maps_->kernel = pick_kernel(dtype, act, ping_pong, bn, true).fn;
+    FS_CUDA(cudaFuncSetAttribute(maps_->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(maps_->smem)));
     // Per tail tile, CTA and consumer warpgroup: split - 1 slots of 128 threads' accumulators
     // (bn / 2 fp32 each), and a count.
     const uint64_t consumers = (tiles - plan.dp_tiles) * cluster * 2;
@@ -706,7 +719,11 @@ void HopperGemm::run(const void* a, void* out, cudaStream_t stream) {
              .first;
   auto io = maps_->out.find(out);
   if (io == maps_->out.end())
-    io = maps_->out.emplace(out, encode_tma_map_128b(out, rows_, maps_->params.out_cols, 64)).first;
+    io = maps_->out
+             .emplace(out, act_ != Activation::kNone && config_.tile_n == 192
+                               ? encode_tma_map_64b(out, rows_, maps_->params.out_cols, 64)
+                               : encode_tma_map_128b(out, rows_, maps_->params.out_cols, 64))
+             .first;
 
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(grid_);

@@ -123,9 +123,6 @@ KernelPins parse_kernel_pins(const std::string& text) {
     const std::string value = eq == std::string::npos ? "" : token.substr(eq + 1);
     if (key == "gated" && !value.empty()) {
       pins.gated = parse_hopper_config(value);
-      if (pins.gated->tile_n == 192)
-        throw ConfigError("kernel pin '" + token +
-                          "': 192-wide tiles are for the down projection only");
     } else if (key == "down" && !value.empty()) {
       pins.down = value == "cublaslt" ? DownPin{} : DownPin{false, parse_hopper_config(value)};
     } else {

@@ -12,6 +12,10 @@ namespace fusionscope::kernels::detail {
 // store nothing. cols * 2 must be a multiple of 16.
 CUtensorMap encode_tma_map_128b(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows);
 
+// The same tensor in boxes of [box_rows, 32] with 64-byte swizzle (a gated 192-wide tile's 96
+// output columns).
+CUtensorMap encode_tma_map_64b(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows);
+
 // The same tensor in unswizzled boxes of [box_rows, cols] (cols * 2 a multiple of 16, at most
 // 256 elements): the box lands in shared memory as its rows back to back.
 CUtensorMap encode_tma_map_rows(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows);
