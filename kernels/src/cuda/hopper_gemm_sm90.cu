@@ -21,8 +21,8 @@
 // With a split tail, the tiles of a last wave that would fill at most half the clusters are each
 // split along K into up to 4 parts, one a cluster: every part but the last writes its fp32 sums
 // to a workspace and counts itself in the tile's flag; the last waits for the count, adds the
-// sums and runs the epilogue (at 1024 x 4096 -> 2 x 3072, 1.45 waves of tiles now take 1.5
-// waves' worth of time, not 2).
+// sums and runs the epilogue (at 1024 x 4096 -> 2 x 3072 the 1.45 waves of tiles run as 1.5
+// waves, not 2: 88.9 -> 75.6 us on the H100). Split kernels are built apart (kSplit).
 #include <cuda.h>
 
 #include <algorithm>
