@@ -6,7 +6,8 @@
 //       one warm-up and N (1) timed forward passes, no counters (run it under ncu for
 //       reference); with --sweep, the L2 sweep before each kernel, leaving the L2 full of clean
 //       lines or empty (its lines discarded), and the sweep's own time printed first (run it
-//       under `ncu --cache-control none` to count the kernels after our sweep with ncu)
+//       under `ncu --cache-control none` to count the kernels after our sweep with ncu); only
+//       the timed passes run between cudaProfilerStart() and cudaProfilerStop()
 //   counters_replay_probe modes PRESET VARIANT...   the counters pass in each measurement mode:
 //       replay K (CUPTI kernel replay) or U (user replay: the runner runs the forward pass once
 //       per hardware pass), metric set "full" (the default, 6 passes on GH100) or "dram"
@@ -14,9 +15,11 @@
 //       ("+sweep": the L2 left full of the sweep's clean lines; "+sweep+discard": its lines
 //       discarded, an empty L2; the sweeps' ranges are dropped).
 //       PROBE_MODES=name,name picks some.
+//   PROBE_SWEEP_MULTIPLE=X sizes the sweep buffer at X times the L2 (3 unless set).
 //   counters_replay_probe pm INTERVAL_US SECONDS BUFFER_MB SAMPLES_PER_IMAGE oldest|latest THREADS
 //       PM sampling over a copy loop of SECONDS: samples kept, gaps, overflow, where time went
 //       (PM_METRICS=dram: DRAM bytes alone).
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -52,6 +55,12 @@ std::vector<std::string> with_throughputs(std::vector<std::string> v) {
   return v;
 }
 
+// PROBE_SWEEP_MULTIPLE: the sweep buffer in L2 sizes (3 unless set).
+double sweep_multiple() {
+  const char* e = std::getenv("PROBE_SWEEP_MULTIPLE");
+  return e ? std::stod(e) : 3.0;
+}
+
 struct Mode {
   std::string name;
   fc::ReplayMode replay;
@@ -85,6 +94,7 @@ void run_mode(const fk::MlpConfig& config, fk::Variant variant, const Mode& mode
       with_throughputs(mode.dram_only ? fc::dram_kernel_metrics() : fc::default_kernel_metrics());
   po.flush_l2 = mode.sweep;
   po.l2_sweep_end = mode.end;
+  po.l2_sweep_multiple = sweep_multiple();
   fc::KernelCounterSession session(po);
   const bool user = mode.replay == fc::ReplayMode::kUser;
   fc::CounterStatus begun{fc::CounterAvailability::kFailed, "not begun"};
@@ -168,7 +178,8 @@ int plain(const fk::MlpConfig& config, fk::Variant variant, int timed, const std
   std::unique_ptr<fc::L2Flusher> flusher;
   if (sweep != "none") {
     flusher = std::make_unique<fc::L2Flusher>(
-        0, 3.0, sweep == "empty" ? fc::L2SweepEnd::kEmpty : fc::L2SweepEnd::kCleanLines);
+        0, sweep_multiple(),
+        sweep == "empty" ? fc::L2SweepEnd::kEmpty : fc::L2SweepEnd::kCleanLines);
     std::printf("SWEEP %s %.1f us (%.1f MB buffer)\n", sweep.c_str(), sweep_us(*flusher, 20),
                 static_cast<double>(flusher->buffer_bytes()) / kMB);
   }
@@ -178,7 +189,20 @@ int plain(const fk::MlpConfig& config, fk::Variant variant, int timed, const std
   o.check = false;
   o.input_sets = 1;
   if (flusher) o.before_launch = [&](void* stream) { flusher->flush(stream); };
+  // Only the timed passes (and their sweeps) between cudaProfilerStart() and Stop(), for
+  // `ncu --profile-from-start off`: set-up's timing of candidate kernels stays unprofiled.
+  bool profiling = false;
+  o.on_progress = [&](const fk::RunProgress& p) {
+    if (p.phase == fk::RunProgress::Phase::kTimed && p.iteration == 0) {
+      cudaProfilerStart();
+      profiling = true;
+    } else if (profiling && p.phase == fk::RunProgress::Phase::kDone) {
+      cudaProfilerStop();
+      profiling = false;
+    }
+  };
   const fk::RunResult r = fk::run(config, variant, o);
+  if (profiling) cudaProfilerStop();
   if (!r.ok) {
     std::fprintf(stderr, "run failed: %s\n", r.error.c_str());
     return 1;

@@ -1,5 +1,6 @@
 // Per-kernel counters on a real GPU against workloads whose traffic and FLOPs are known exactly:
 // a copy must move its bytes through DRAM, a GEMM must show 2*M*N*K tensor FLOPs.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "fusionscope/counters/kernel_counters.h"
 #include "fusionscope/counters/metric_names.h"
 #include "gpu_guard.h"
+#include "l2_reader.h"
 
 namespace fc = fusionscope::counters;
 namespace m = fusionscope::counters::metric;
@@ -148,4 +150,59 @@ TEST(KernelCountersGpu, SessionCanBeRepeatedAndAWorkloadErrorPropagates) {
 
   fc::KernelCounterSession session;
   EXPECT_FALSE(session.end().status.ok()) << "end() without begin() is an error, not a crash";
+}
+
+// A kernel that holds its data in the L2 at evict-last priority (the gated GEMM does so with an
+// operand) must not leave it there for the next kernel: the sweep before each kernel removes it,
+// whichever end it is asked for, so a second read of the same buffer comes from DRAM again, as
+// after Nsight Compute's flush. Without the sweep the second read hits the L2 (the buffer is a
+// quarter of it), which shows the case is real.
+TEST(KernelCountersGpu, TheL2SweepRemovesLinesHeldAtEvictLastPriority) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  int l2 = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), cudaSuccess);
+  const size_t bytes = static_cast<size_t>(l2) / 4 / 4096 * 4096;
+  void* buffer = nullptr;
+  ASSERT_EQ(cudaMalloc(&buffer, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemset(buffer, 1, bytes), cudaSuccess);
+  struct Case {
+    const char* name;
+    bool sweep;
+    fc::L2SweepEnd end;
+  };
+  for (const Case& c : {Case{"no sweep", false, fc::L2SweepEnd::kCleanLines},
+                        Case{"sweep, clean lines left", true, fc::L2SweepEnd::kCleanLines},
+                        Case{"sweep, lines discarded", true, fc::L2SweepEnd::kEmpty}}) {
+    fc::CounterPassOptions options;
+    options.replay = fc::ReplayMode::kUser;
+    options.metrics = fc::dram_kernel_metrics();
+    options.flush_l2 = c.sweep;
+    options.l2_sweep_end = c.end;
+    fc::KernelCounterSession session(options);
+    const fc::CounterStatus begun = session.begin();
+    if (begun.availability == fc::CounterAvailability::kInsufficientPrivileges ||
+        begun.availability == fc::CounterAvailability::kNotSupported) {
+      cudaFree(buffer);
+      FUSIONSCOPE_GPU_TEST_CANNOT_RUN(begun.describe());
+    }
+    ASSERT_TRUE(begun.ok()) << begun.describe();
+    while (session.begin_pass()) {
+      session.before_kernel(nullptr);
+      fc::test::launch_l2_read(buffer, bytes, true);
+      session.before_kernel(nullptr);
+      fc::test::launch_l2_read(buffer, bytes, false);
+      session.end_pass();
+    }
+    const fc::CounterPassResult pass = session.end();
+    ASSERT_TRUE(pass.status.ok()) << c.name << ": " << pass.status.describe();
+    ASSERT_EQ(pass.kernels.size(), 2u) << c.name;
+    const double first = pass.value(0, m::kDramRead), second = pass.value(1, m::kDramRead);
+    std::printf("%-24s %.1f MB buffer: DRAM read %.2f MB (evict-last read), %.2f MB (again)\n",
+                c.name, static_cast<double>(bytes) / 1e6, first / 1e6, second / 1e6);
+    if (c.sweep)
+      EXPECT_GT(second, 0.9 * static_cast<double>(bytes)) << c.name;
+    else
+      EXPECT_LT(second, 0.5 * static_cast<double>(bytes)) << c.name;
+  }
+  cudaFree(buffer);
 }

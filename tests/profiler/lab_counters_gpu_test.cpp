@@ -186,11 +186,15 @@ TEST(LabCountersGpu, PmSamplingStoresASeriesWithinTheRunsTime) {
     EXPECT_GE(first, lo);
     EXPECT_LE(last, hi);
     // During the timed iterations the GEMMs keep DRAM busy: the busiest sample is well above
-    // idle and not above what HBM3 can do.
+    // idle and not above the device's theoretical bandwidth (memory clock x bus width: 3.35 TB/s
+    // on an H100 SXM, 4.8 on an H200; the busiest samples measured 94% of it on both).
     const double peak = series.max_dram_total();
-    std::printf("    busiest sample %.0f GB/s\n", peak / 1e9);
+    const double theoretical = c.store.session().mem_bandwidth_gbs * 1e9;
+    std::printf("    busiest sample %.0f GB/s of a theoretical %.0f\n", peak / 1e9,
+                theoretical / 1e9);
     EXPECT_GT(peak, 300e9);
-    EXPECT_LT(peak, 4000e9);
+    EXPECT_GT(theoretical, 0.0);
+    EXPECT_LE(peak, theoretical);
   }
 }
 

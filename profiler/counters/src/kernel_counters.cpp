@@ -102,7 +102,8 @@ void KernelCounterSession::Impl::begin() {
         options.metrics.emplace_back(needed);
     }
     try {
-      flusher = std::make_unique<L2Flusher>(options.device, 3.0, options.l2_sweep_end);
+      flusher = std::make_unique<L2Flusher>(options.device, options.l2_sweep_multiple,
+                                            options.l2_sweep_end);
     } catch (const std::exception& e) {
       detail::fail(CounterAvailability::kFailed, e.what());
     }

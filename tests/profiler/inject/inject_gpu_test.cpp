@@ -664,12 +664,12 @@ TEST(InjectGpu, PyTorchKernelsDramBytesAgreeWithNsightCompute) {
     std::printf("%-44.44s %9.2f %9.2f %9.2f %9.2f\n", c.run.str(kr.name).c_str(), rd / 1e6,
                 nrd / 1e6, wr / 1e6, nwr / 1e6);
     const double total = nrd + nwr;
-    auto agrees = [&](double ours, double theirs) {
-      const double diff = std::fabs(ours - theirs);
-      return diff <= 0.03 * theirs || (theirs < 0.1 * total && diff <= 0.03 * total);
-    };
-    EXPECT_TRUE(agrees(rd, nrd)) << c.run.str(kr.name) << " read " << rd << " vs ncu " << nrd;
-    EXPECT_TRUE(agrees(wr, nwr)) << c.run.str(kr.name) << " write " << wr << " vs ncu " << nwr;
+    // As in CountersVsNsightCompute (counters_ncu_gpu_test.cpp): reads within 3%, writes within
+    // 3% of the kernel's traffic (what the L2 still holds when a kernel's window closes varies).
+    const double rdiff = std::fabs(rd - nrd), wdiff = std::fabs(wr - nwr);
+    EXPECT_TRUE(rdiff <= 0.03 * nrd || (nrd < 0.1 * total && rdiff <= 0.03 * total))
+        << c.run.str(kr.name) << " read " << rd << " vs ncu " << nrd;
+    EXPECT_LE(wdiff, 0.03 * total) << c.run.str(kr.name) << " write " << wr << " vs ncu " << nwr;
     // The other window's metrics came too: the GEMMs' tensor FLOPs.
     if (c.run.str(kr.op) == "gate" || c.run.str(kr.op) == "up" || c.run.str(kr.op) == "down") {
       ASSERT_TRUE(mine.count("fusionscope/flops")) << c.run.str(kr.name);

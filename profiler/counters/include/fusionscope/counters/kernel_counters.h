@@ -56,6 +56,8 @@ struct CounterPassOptions {
   // What each sweep leaves in the L2: its clean lines, or nothing (kEmpty, as after Nsight
   // Compute's invalidation; the same bytes on an H100, docs/counters.md).
   L2SweepEnd l2_sweep_end = L2SweepEnd::kCleanLines;
+  // The sweep buffer's size in L2 sizes.
+  double l2_sweep_multiple = 3.0;
   // Kernels profiled at most; later launches are not profiled (CUPTI does not count them, so a
   // result that reaches the limit says so: CounterPassResult::limit_reached).
   size_t max_kernels = 1024;
