@@ -19,7 +19,6 @@
 //   counters_replay_probe pm INTERVAL_US SECONDS BUFFER_MB SAMPLES_PER_IMAGE oldest|latest THREADS
 //       PM sampling over a copy loop of SECONDS: samples kept, gaps, overflow, where time went
 //       (PM_METRICS=dram: DRAM bytes alone).
-#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -189,20 +188,8 @@ int plain(const fk::MlpConfig& config, fk::Variant variant, int timed, const std
   o.check = false;
   o.input_sets = 1;
   if (flusher) o.before_launch = [&](void* stream) { flusher->flush(stream); };
-  // Only the timed passes (and their sweeps) between cudaProfilerStart() and Stop(), for
-  // `ncu --profile-from-start off`: set-up's timing of candidate kernels stays unprofiled.
-  bool profiling = false;
-  o.on_progress = [&](const fk::RunProgress& p) {
-    if (p.phase == fk::RunProgress::Phase::kTimed && p.iteration == 0) {
-      cudaProfilerStart();
-      profiling = true;
-    } else if (profiling && p.phase == fk::RunProgress::Phase::kDone) {
-      cudaProfilerStop();
-      profiling = false;
-    }
-  };
+  o.profile_timed_only = true;  // for `ncu --profile-from-start off`
   const fk::RunResult r = fk::run(config, variant, o);
-  if (profiling) cudaProfilerStop();
   if (!r.ok) {
     std::fprintf(stderr, "run failed: %s\n", r.error.c_str());
     return 1;

@@ -1,13 +1,12 @@
 // counters_ncu_workload PRESET VARIANT [TIMED [PINS]]: the workload the Nsight Compute comparison
 // profiles. One warm-up forward pass, then TIMED ones (default 1), no check and one input set.
-// Only the timed passes are between cudaProfilerStart() and cudaProfilerStop(), so under
-// `ncu --profile-from-start off` the set-up (which times candidate kernels to pick one) and the
-// warm-up run unprofiled, with the timings and choices of a process without ncu, and the profiled
-// kernels are the TIMED x N of the forward passes (N = the plan's launches, printed as
-// "LAUNCHES N"). "KERNEL_PATH ..." names the implementations chosen at set-up and "CHOICES ..."
-// writes them as RunOptions::pin_kernels takes them; PINS pins them instead (kernel_pins.h).
-#include <cuda_profiler_api.h>
-
+// Only the timed passes are between cudaProfilerStart() and cudaProfilerStop()
+// (RunOptions::profile_timed_only), so under `ncu --profile-from-start off` the set-up (which
+// times candidate kernels to pick one) and the warm-up run unprofiled, with the timings and
+// choices of a process without ncu, and the profiled kernels are the TIMED x N of the forward
+// passes (N = the plan's launches, printed as "LAUNCHES N"). "KERNEL_PATH ..." names the
+// implementations chosen at set-up and "CHOICES ..." writes them as RunOptions::pin_kernels takes
+// them; PINS pins them instead (kernel_pins.h).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -33,19 +32,9 @@ int main(int argc, char** argv) {
   o.check = false;
   o.input_sets = 1;
   if (argc > 4) o.pin_kernels = argv[4];
-  bool profiling = false;
-  o.on_progress = [&](const fk::RunProgress& p) {
-    if (p.phase == fk::RunProgress::Phase::kTimed && p.iteration == 0) {
-      cudaProfilerStart();
-      profiling = true;
-    } else if (profiling && p.phase == fk::RunProgress::Phase::kDone) {
-      cudaProfilerStop();
-      profiling = false;
-    }
-  };
+  o.profile_timed_only = true;
   try {
     const fk::RunResult r = fk::run(*config, fk::parse_variant(argv[2]), o);
-    if (profiling) cudaProfilerStop();
     if (!r.ok) {
       std::fprintf(stderr, "run failed: %s\n", r.error.c_str());
       return 1;

@@ -2,6 +2,8 @@
 // the result; nothing escapes as an exception or aborts.
 #include "fusionscope/kernels/runner.h"
 
+#include <cuda_profiler_api.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,6 +30,25 @@ struct RunState {
     for (auto e : events) cudaEventDestroy(e);
     if (stream) cudaStreamDestroy(stream);
   }
+};
+
+// The timed iterations between cudaProfilerStart() and cudaProfilerStop()
+// (RunOptions::profile_timed_only); stopped however they end.
+class ProfiledSpan {
+ public:
+  explicit ProfiledSpan(bool on) : on_(on) {
+    if (on_) cudaProfilerStart();
+  }
+  ~ProfiledSpan() { end(); }
+  ProfiledSpan(const ProfiledSpan&) = delete;
+  ProfiledSpan& operator=(const ProfiledSpan&) = delete;
+  void end() {
+    if (on_) cudaProfilerStop();
+    on_ = false;
+  }
+
+ private:
+  bool on_;
 };
 
 bool cancelled(const RunOptions& o) {
@@ -114,6 +135,7 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
   st.events.resize(static_cast<size_t>(samples) + 1, nullptr);
   for (auto& e : st.events) FS_CUDA(cudaEventCreate(&e));
   std::vector<int> in_sample;
+  ProfiledSpan profiled(o.profile_timed_only);
   const auto t0 = std::chrono::steady_clock::now();
   FS_CUDA(cudaEventRecord(st.events[0], st.stream));
   int done = 0;
@@ -127,6 +149,7 @@ void run_or_throw(const MlpConfig& config, Variant variant, const RunOptions& o,
   }
   // Cancelled inside a sample: its passes were not timed.
   FS_CUDA(cudaStreamSynchronize(st.stream));
+  profiled.end();
   r.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (size_t i = 0; i < in_sample.size(); ++i) {

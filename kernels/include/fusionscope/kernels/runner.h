@@ -87,6 +87,10 @@ struct RunOptions {
   // RunResult::kernel_choices: the same kernels, nothing timed, so that two processes (a run
   // and Nsight Compute's) run the same ones. A pin the run cannot take is a configuration error.
   std::string pin_kernels;
+  // Only the timed iterations run between cudaProfilerStart() and cudaProfilerStop(), for a
+  // profiler started with profiling off (`ncu --profile-from-start off`): set-up's timing of
+  // candidate kernels and the warm-up stay unprofiled.
+  bool profile_timed_only = false;
   // Called on the running thread between iterations; keep it cheap.
   std::function<void(const RunProgress&)> on_progress;
   // Called on the running thread before each of the plan's launches in warm-up and timed
