@@ -195,7 +195,7 @@ double median(std::vector<double> v) {
   return v.empty() ? std::nan("") : v[v.size() / 2];
 }
 
-// Whether `ours` agrees with `ref` as the header says.
+// Whether `ours` agrees with `ref` as the header says: reads, then writes.
 bool reads_agree(double ours, double ref, double kernel_total) {
   const double diff = std::fabs(ours - ref);
   if (diff <= kTolerance * ref) return true;
