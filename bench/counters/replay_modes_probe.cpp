@@ -254,14 +254,17 @@ int pm(const PmArgs& a) {
   }
   std::printf(
       "PM interval %s us, %s s, buffer %s MB, %u/image, %s, %u threads: status %s; start %.2f s, "
-      "stop %.2f s; %zu samples (%.0f expected for the workload) over %.3f s; overflow %d; "
-      "%zu gaps, %.3f ms lost; images %zu, decode %.3f s in %zu calls, evaluate %.3f s "
+      "stop %.2f s (decode in progress %.2f); %zu samples (%.0f expected for the workload) over "
+      "%.3f s; overflow %d; "
+      "%zu gaps, %.3f ms lost; images %zu, decode %.3f s in %zu calls (longest %.3f), evaluate "
+      "%.3f s "
       "(%.1f us/sample); %d copies; busy mean %.0f GB/s\n",
       a.interval_us.c_str(), a.seconds.c_str(), a.buffer_mb.c_str(), o.samples_per_decode,
       a.mode.c_str(), o.evaluate_threads, r.status.describe().c_str(), start_s, r.times.stop_s,
-      r.samples.size(), expected, static_cast<double>(last - first) * 1e-9,
+      r.times.stop_join_s, r.samples.size(), expected, static_cast<double>(last - first) * 1e-9,
       r.hardware_overflow ? 1 : 0, r.gaps.size(), static_cast<double>(r.lost_ns()) * 1e-6,
-      r.times.images, r.times.decode_s, r.times.decode_calls, r.times.evaluate_s,
+      r.times.images, r.times.decode_s, r.times.decode_calls, r.times.decode_longest_s,
+      r.times.evaluate_s,
       r.samples.empty() ? 0.0 : r.times.evaluate_s * 1e6 / static_cast<double>(r.samples.size()),
       copies, busy ? mean_bw / static_cast<double>(busy) / 1e9 : 0.0);
   for (size_t i = 0; i < r.gaps.size() && i < 5; ++i)

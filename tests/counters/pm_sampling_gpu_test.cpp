@@ -288,12 +288,12 @@ void print_times(const fc::PmSamplingResult& r, double seconds) {
   std::printf(
       "%.1f s at %llu us: %zu samples; %zu gaps, %.3f ms lost; overflow %d; stop took %.3f s "
       "(decode in progress %.3f, the rest %.3f, evaluation %.3f, release %.3f); decode %.3f s in "
-      "%zu calls, evaluation %.3f s over %zu images\n",
+      "%zu calls (longest %.3f), evaluation %.3f s over %zu images\n",
       seconds, static_cast<unsigned long long>(r.interval_ns / 1000), r.samples.size(),
       r.gaps.size(), static_cast<double>(r.lost_ns()) * 1e-6, r.hardware_overflow ? 1 : 0,
       r.times.stop_s, r.times.stop_join_s, r.times.stop_decode_s, r.times.stop_evaluate_s,
-      r.times.stop_release_s, r.times.decode_s, r.times.decode_calls, r.times.evaluate_s,
-      r.times.images);
+      r.times.stop_release_s, r.times.decode_s, r.times.decode_calls, r.times.decode_longest_s,
+      r.times.evaluate_s, r.times.images);
   for (size_t i = 0; i < r.gaps.size() && i < 8; ++i)
     std::printf("  lost %.3f ms from %.3f ms after the start\n",
                 static_cast<double>(r.gaps[i].end_ns - r.gaps[i].start_ns) * 1e-6,
@@ -321,12 +321,15 @@ fc::PmSamplingResult sample_two_seconds(const std::vector<std::string>& metrics)
   return sampler.stop();
 }
 
-// Stopping takes well under a second, and every interval from the first sample to the stop is
-// either a sample or a reported gap, so a series that lost samples says exactly when.
+// Stopping waits for the decode in progress at most, then takes well under a second; and every
+// interval from the first sample to the stop is either a sample or a reported gap, so a series
+// that lost samples says exactly when. One CUPTI decode cannot be cut short, and its length is
+// CUPTI's: on an H200 one of the default metrics' took 1.16 s, where the H100's took under 0.4.
 void expect_kept_or_accounted_for(const fc::PmSamplingResult& r) {
   print_times(r, 2.0);
   ASSERT_FALSE(r.samples.empty());
-  EXPECT_LT(r.times.stop_s, 1.0);
+  EXPECT_LE(r.times.stop_join_s, r.times.decode_longest_s + 0.05);
+  EXPECT_LT(r.times.stop_s - r.times.stop_join_s, 1.0);
   // Samples and gaps tile the time from the first sample to the last one (or to the stop).
   int64_t covered = 0;
   for (const auto& s : r.samples) covered += s.end_ns - s.start_ns;

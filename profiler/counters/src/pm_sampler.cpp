@@ -322,8 +322,15 @@ bool PmSampler::Impl::decode_once() {
   decode.pPmSamplingObject = sampler;
   decode.pCounterDataImage = counter_data.data();
   decode.counterDataImageSize = counter_data.size();
-  CUptiResult r = cuptiPmSamplingDecodeData(&decode);
-  ++result.times.decode_calls;
+  // One call cannot be cut short, so the longest is what stop() may wait for.
+  const auto timed_decode = [&] {
+    const auto c0 = Clock::now();
+    const CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
+    ++result.times.decode_calls;
+    result.times.decode_longest_s = std::max(result.times.decode_longest_s, seconds_since(c0));
+    return rc;
+  };
+  CUptiResult r = timed_decode();
   detail::trace("decoding PM samples", r);
   if (r == CUPTI_ERROR_OUT_OF_MEMORY && completed_samples(counter_data) > 0) {
     // Out of memory with samples in the image: it may be the image that is full. Keep it and
@@ -331,8 +338,7 @@ bool PmSampler::Impl::decode_once() {
     keep_image();
     decode.pCounterDataImage = counter_data.data();
     decode.counterDataImageSize = counter_data.size();
-    r = cuptiPmSamplingDecodeData(&decode);
-    ++result.times.decode_calls;
+    r = timed_decode();
     detail::trace("decoding PM samples into a fresh image", r);
   }
   result.times.decode_s += seconds_since(t0);

@@ -94,6 +94,7 @@ struct PmSamplingTimes {
   double stop_release_s = 0;   //   stopping and releasing CUPTI's sampler
   size_t images = 0;           // host images filled
   size_t decode_calls = 0;
+  double decode_longest_s = 0;  // the longest one cuptiPmSamplingDecodeData call
 };
 
 struct PmSamplingResult {
