@@ -753,9 +753,14 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         if (n < W)
           reinterpret_cast<__half*>(biases + p.layers * G::kSlices * 128)[hidden_pair_half(l, n)] =
               __float2half_rn(v);
-    } else if constexpr (kBiasPreload)  // in the order the threads read them (preload_biases)
-      reinterpret_cast<T*>(biases)[2 * preload_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
-    else if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
+    } else if constexpr (kBiasPreload) {  // in the order the threads read them (preload_biases)
+      // fp16 for the fp16 sums of the layers after the first (kHiddenF16Preload)
+      const T t = from_float<T>(v);
+      uint16_t bits;
+      memcpy(&bits, &t, sizeof bits);
+      if (E::kHiddenF16Preload && l > 0) bits = __half_as_ushort(__float2half_rn(v));
+      reinterpret_cast<uint16_t*>(biases)[2 * preload_bias_word<kCols>(l, n) + n % 2] = bits;
+    } else if constexpr (kBiasVec)  // in the order the threads read them (load_biases)
       reinterpret_cast<T*>(biases)[2 * half_bias_word<kCols>(l, n) + n % 2] = from_float<T>(v);
     else if constexpr (kHalfBias)
       reinterpret_cast<T*>(biases)[i] = from_float<T>(v);
@@ -861,6 +866,18 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
           acc[4 * j + 1] = acc[4 * j + 3] = __uint_as_float(w[i] & 0xFFFF0000u);
         }
       }
+    }
+  };
+  // kHiddenF16Preload: layer l's fp16 bias pairs, in preload_biases' order, as the fp16 sums'
+  // start (rows r and r + 8 of chunk j alike).
+  [[maybe_unused]] const auto preload_half_biases = [&](uint32_t* acc, int l) {
+    const uint4* mine = reinterpret_cast<const uint4*>(biases) + l * (kCols / 8) + lane % 4;
+#pragma unroll
+    for (int m = 0; m < kChunks / 4; ++m) {
+      const uint4 v = mine[4 * m];
+      const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[2 * (4 * m + i)] = acc[2 * (4 * m + i) + 1] = w[i];
     }
   };
   // kHiddenF16Acc at 16 wide: hidden layer l's two fp16 bias pairs for this thread are
@@ -1032,7 +1049,8 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
           if constexpr (kFromHalf && E::kHiddenF16Acc) {  // the fp16 sums
             const auto act_pair = [&](int q) {
               uint32_t y = h[q];
-              if constexpr (kBiasPreload)  // 16 wide: chunk q / 2's biases (else in the sums)
+              // 16 wide: chunk q / 2's biases (else in the sums)
+              if constexpr (kBiasPreload && !E::kHiddenF16Preload)
                 asm("add.rn.f16x2 %0, %0, %1;" : "+r"(y) : "r"((q / 2) % 2 ? hb.y : hb.x));
               return E::poly_pair(q) ? act_poly_f16x2<A, E::kPolyLow>(y) : act_f16x2<A, true>(y);
             };
@@ -1087,11 +1105,18 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       }
       if constexpr (kBiasInAcc) preload(h, hbv);
       // 16 wide GELU: a hidden layer's fp16 sums start from zero (biases added after)
-      constexpr bool kIntoHalf = E::kHiddenF16Acc && kBiasPreload && !kIntoLast;
-      if constexpr (kBiasPreload && !kIntoHalf) preload_biases(d, l + 1);
+      constexpr bool kIntoHalf =
+          E::kHiddenF16Acc && kBiasPreload && !E::kHiddenF16Preload && !kIntoLast;
+      if constexpr (E::kHiddenF16Preload)
+        preload_half_biases(h, l + 1);
+      else if constexpr (kBiasPreload && !kIntoHalf)
+        preload_biases(d, l + 1);
       wgmma_fence();
       if constexpr (kF16Acc) {
         layer_mma_rs<T, W, Acc, kBiasInAcc>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
+      } else if constexpr (E::kHiddenF16Preload) {
+        layer_mma_rs<__half, W, uint32_t, true>(h, a,
+                                                weights_desc + (l + 1) * (G::kLayerBytes / 16));
       } else if constexpr (E::kHiddenF16Acc && kBiasPreload) {
         if constexpr (kIntoHalf)
           layer_mma_rs<__half, W, uint32_t>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
@@ -1200,8 +1225,9 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       // d is read only by layer 0's epilogue or by a single layer's output, so from layer 1
       // on its registers are free for h.
       if (p.layers > 1) {
-        if constexpr (kBiasPreload) {  // 16 wide: the last layer in fp32, its step on its own
-          // (in the loop, ptxas kept the fp32 accumulators live through it, and spilled)
+        if constexpr (kBiasPreload && !E::kHiddenF16Preload) {
+          // 16 wide: the last layer in fp32, its step on its own (in the loop, ptxas kept the
+          // fp32 accumulators live through it, and spilled)
           if (p.layers == 2) {
             step.template operator()<false, true>(0);
           } else {
@@ -1289,7 +1315,7 @@ EpilogueFacts epilogue_facts(DType dtype, Activation act, int width, Shape shape
                     [&]<typename T, Activation A, int W, int kWg, int kStg>() {
                       using E = FusedEpilogue<T, A, W, kWg, kStg>;
                       facts = {E::kPolyEvery, E::kHalfHidden, E::kHiddenF16Acc,
-                               E::kHiddenF16Acc && E::kBiasPreload};
+                               E::kHiddenF16Acc && E::kBiasPreload && !E::kHiddenF16Preload};
                     });
   return facts;
 }

@@ -113,10 +113,17 @@ struct FusedEpilogue {
   // - 16 wide GELU (kBiasPreload): the hidden layers, from zero, their biases added to the pairs
   //   as fp16 kernels add theirs (packed, a thread's columns repeat every 16: two pairs, one
   //   8-byte load a layer); the last layer keeps its fp32 accumulators and their preload. Not
-  //   16 wide SiLU (slower), nor with the biases preloaded into the fp16 sums (slower still).
+  //   16 wide SiLU (slower), nor with the biases preloaded into the fp16 sums (slower still);
+  // - 96 wide GELU in three warpgroups and 128 wide GELU (kBiasPreload): every layer after the
+  //   first, its sums started from its biases as fp16 pairs (kHiddenF16Preload), the output
+  //   widened from them.
   // Measured: docs/fused_choices.md, "FusedEpilogue::kHiddenF16Acc".
   static constexpr bool kHiddenF16Acc =
-      kHalfHidden && W <= 64 && (kFoldMma || (W == 16 && A == Activation::kGeluTanh));
+      kHalfHidden && ((W <= 64 && (kFoldMma || (W == 16 && A == Activation::kGeluTanh))) ||
+                      (W >= 96 && kBiasPreload && A == Activation::kGeluTanh));
+  // The fp16 sums of the layers after the first start from their biases, stored as fp16 pairs
+  // in preload_biases' order (where 16 wide adds them to the pairs after the MMAs).
+  static constexpr bool kHiddenF16Preload = kHiddenF16Acc && kBiasPreload && W != 16;
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
   // A quarter or so of the GELU and SiLU pairs take the polynomial (act_poly_f16x2) in place of
