@@ -407,6 +407,7 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       {100003, std::vector<int64_t>(3, 128), true, D::kBf16, A::kGeluTanh},  // first and last
       {20001, std::vector<int64_t>(10, 128), true, D::kBf16, A::kGeluTanh},  // 5 + 4 layers
       {65537, std::vector<int64_t>(2, 128), true, D::kBf16, A::kGeluTanh},   // one layer
+      {100003, std::vector<int64_t>(3, 128), true, D::kBf16, A::kSilu},      // and SiLU's
       {65537, std::vector<int64_t>(5, 48), true, D::kFp16, A::kGeluTanh},
       // 16 wide, ReLU or none: five stages a warpgroup, the output staged in the input's stage;
       // enough tiles (about 7 a warpgroup) that each warpgroup refills stages it staged output in
@@ -495,15 +496,16 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
       const bool half_hidden =
           hidden && k.dtype == D::kBf16 &&
           ((k.act == A::kGeluTanh && !(w == 128 && warpgroups == 4 && stages == 2)) ||
-           (k.act == A::kSilu && w == 16));
+           (k.act == A::kSilu && (w == 16 || (w == 128 && !(warpgroups == 4 && stages == 2)))));
       EXPECT_EQ(r.kernel_path.find("hidden activations and weights in fp16") != std::string::npos,
                 half_hidden)
           << r.kernel_path;
       // and from 32 to 64 wide, where a wgmma adds the biases, and at 128 wide and 96 wide in
       // three warpgroups, where the fp16 sums start from the biases, accumulate in fp16 after
       // layer 0
-      const bool half_acc = half_hidden && k.act == A::kGeluTanh &&
-                            ((w >= 32 && w <= 64) || w == 128 || (w == 96 && warpgroups == 3));
+      const bool half_acc =
+          half_hidden && (w == 128 || (k.act == A::kGeluTanh &&
+                                       ((w >= 32 && w <= 64) || (w == 96 && warpgroups == 3))));
       EXPECT_EQ(r.kernel_path.find("fp16 accumulators after the first layer") != std::string::npos,
                 half_acc)
           << r.kernel_path;
