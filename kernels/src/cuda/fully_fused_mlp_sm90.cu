@@ -1049,8 +1049,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
           if constexpr (kFromHalf && E::kHiddenF16Acc) {  // the fp16 sums
             const auto act_pair = [&](int q) {
               uint32_t y = h[q];
-              // 16 wide: chunk q / 2's biases (else in the sums)
-              if constexpr (kBiasPreload && !E::kHiddenF16Preload)
+              if constexpr (E::kHiddenF16FromZero)  // chunk q / 2's biases (else in the sums)
                 asm("add.rn.f16x2 %0, %0, %1;" : "+r"(y) : "r"((q / 2) % 2 ? hb.y : hb.x));
               return E::poly_pair(q) ? act_poly_f16x2<A, E::kPolyLow>(y) : act_f16x2<A, true>(y);
             };
@@ -1105,8 +1104,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       }
       if constexpr (kBiasInAcc) preload(h, hbv);
       // 16 wide GELU: a hidden layer's fp16 sums start from zero (biases added after)
-      constexpr bool kIntoHalf =
-          E::kHiddenF16Acc && kBiasPreload && !E::kHiddenF16Preload && !kIntoLast;
+      constexpr bool kIntoHalf = E::kHiddenF16FromZero && !kIntoLast;
       if constexpr (E::kHiddenF16Preload)
         preload_half_biases(h, l + 1);
       else if constexpr (kBiasPreload && !kIntoHalf)
@@ -1117,7 +1115,7 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       } else if constexpr (E::kHiddenF16Preload) {
         layer_mma_rs<__half, W, uint32_t, true>(h, a,
                                                 weights_desc + (l + 1) * (G::kLayerBytes / 16));
-      } else if constexpr (E::kHiddenF16Acc && kBiasPreload) {
+      } else if constexpr (E::kHiddenF16FromZero) {
         if constexpr (kIntoHalf)
           layer_mma_rs<__half, W, uint32_t>(h, a, weights_desc + (l + 1) * (G::kLayerBytes / 16));
         else
@@ -1225,9 +1223,9 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       // d is read only by layer 0's epilogue or by a single layer's output, so from layer 1
       // on its registers are free for h.
       if (p.layers > 1) {
-        if constexpr (kBiasPreload && !E::kHiddenF16Preload) {
-          // 16 wide: the last layer in fp32, its step on its own (in the loop, ptxas kept the
-          // fp32 accumulators live through it, and spilled)
+        if constexpr (E::kHiddenF16FromZero) {
+          // the last layer in fp32, its step on its own (in the loop, ptxas kept the fp32
+          // accumulators live through it, and spilled)
           if (p.layers == 2) {
             step.template operator()<false, true>(0);
           } else {
@@ -1311,12 +1309,11 @@ struct EpilogueFacts {
 };
 EpilogueFacts epilogue_facts(DType dtype, Activation act, int width, Shape shape) {
   EpilogueFacts facts;
-  with_built_kernel(dtype, act, width, shape,
-                    [&]<typename T, Activation A, int W, int kWg, int kStg>() {
-                      using E = FusedEpilogue<T, A, W, kWg, kStg>;
-                      facts = {E::kPolyEvery, E::kHalfHidden, E::kHiddenF16Acc,
-                               E::kHiddenF16Acc && E::kBiasPreload && !E::kHiddenF16Preload};
-                    });
+  with_built_kernel(
+      dtype, act, width, shape, [&]<typename T, Activation A, int W, int kWg, int kStg>() {
+        using E = FusedEpilogue<T, A, W, kWg, kStg>;
+        facts = {E::kPolyEvery, E::kHalfHidden, E::kHiddenF16Acc, E::kHiddenF16FromZero};
+      });
   return facts;
 }
 

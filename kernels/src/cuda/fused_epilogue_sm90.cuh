@@ -100,9 +100,9 @@ struct FusedEpilogue {
   // kHiddenF16Acc). The input, the first layer's weights and the output stay bf16. fp16 carries
   // three more bits than bf16 (the largest relative errors fell by about 40%), and a bf16 weight
   // within fp16's range converts exactly; but a hidden value (or a scaled weight) past fp16's 65504
-  // becomes infinite, where bf16 would hold it. Not SiLU from 32 to 96 wide (slower or level); SiLU
-  // at 128 wide since its hidden layers accumulate in fp16 too (kHiddenF16Preload). Measured:
-  // docs/fused_choices.md, "FusedEpilogue::kHalfHidden".
+  // becomes infinite, where bf16 would hold it. Not SiLU from 32 to 96 wide (slower or level);
+  // SiLU at 128 wide since its hidden layers accumulate in fp16 too (kHiddenF16Preload).
+  // Measured: docs/fused_choices.md, "FusedEpilogue::kHalfHidden".
   static constexpr bool kHalfHidden =
       !std::is_same_v<T, __half> && kHeavy && (kFoldMma || kBiasPreload) &&
       (A == Activation::kGeluTanh || W == 16 || (W == 128 && kBiasPreload));
@@ -123,8 +123,11 @@ struct FusedEpilogue {
   static constexpr bool kHiddenF16Acc =
       kHalfHidden && ((W <= 64 && (kFoldMma || (W == 16 && A == Activation::kGeluTanh))) ||
                       (W >= 96 && kBiasPreload && (A == Activation::kGeluTanh || W == 128)));
-  // The fp16 sums of the layers after the first start from their biases, stored as fp16 pairs
-  // in preload_biases' order (where 16 wide adds them to the pairs after the MMAs).
+  // How kHiddenF16Acc's sums get their biases with kBiasPreload: at 16 wide the hidden layers'
+  // sums start from zero, the biases added to the pairs after the MMAs, and the last layer keeps
+  // fp32 accumulators; at 96 and 128 wide the sums of every layer after the first start from its
+  // biases, stored as fp16 pairs in preload_biases' order.
+  static constexpr bool kHiddenF16FromZero = kHiddenF16Acc && kBiasPreload && W == 16;
   static constexpr bool kHiddenF16Preload = kHiddenF16Acc && kBiasPreload && W != 16;
   // The 16-bit biases in half_bias_word's order (16-byte loads), up to 64 wide.
   static constexpr bool kBiasVec = kHalfBias && kCols == 64;
