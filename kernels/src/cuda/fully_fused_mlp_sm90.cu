@@ -840,10 +840,22 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
         out[j] = *reinterpret_cast<const uint32_t*>(biases + 2 * (l * kCols + 8 * j + cp));
     }
   };
+  // Layer l's 16-bit bias pairs as preload_bias_word stores them, a 16-byte load per four
+  // chunks: f(j, the pair of columns 8 j + cp).
+  [[maybe_unused]] const auto each_bias_pair = [&](int l, auto&& f) {
+    const uint4* mine = reinterpret_cast<const uint4*>(biases) + l * (kCols / 8) + lane % 4;
+#pragma unroll
+    for (int m = 0; m < kChunks / 4; ++m) {
+      const uint4 v = mine[4 * m];
+      const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) f(4 * m + i, w[i]);
+    }
+  };
   // kBiasPreload: layer l's biases into the fp32 accumulators, rows r and r + 8 of chunk j from
   // the pair of columns 8 j + cp: as fp32, a 16-byte load a chunk (Geometry::kPreloadF32), or as
-  // 16-bit pairs (preload_bias_word), a 16-byte load per four chunks and integer instructions (a
-  // bf16's bits are the high half of its fp32's).
+  // 16-bit pairs (each_bias_pair) widened by integer instructions (a bf16's bits are the high
+  // half of its fp32's).
   [[maybe_unused]] const auto preload_biases = [&](float* acc, int l) {
     if constexpr (kBiasPreload && G::kPreloadF32) {
       const float4* mine = reinterpret_cast<const float4*>(biases) + l * kChunks * 4 + lane % 4;
@@ -854,31 +866,16 @@ __global__ void __launch_bounds__(Geometry<W, kEpiCost<T, A>, kWg, kStg>::kThrea
       }
     } else if constexpr (kBiasPreload) {
       static_assert(!std::is_same_v<T, __half>);
-      const uint4* mine = reinterpret_cast<const uint4*>(biases) + l * (kCols / 8) + lane % 4;
-#pragma unroll
-      for (int m = 0; m < kChunks / 4; ++m) {
-        const uint4 v = mine[4 * m];
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int j = 4 * m + i;
-          acc[4 * j] = acc[4 * j + 2] = __uint_as_float(w[i] << 16);
-          acc[4 * j + 1] = acc[4 * j + 3] = __uint_as_float(w[i] & 0xFFFF0000u);
-        }
-      }
+      each_bias_pair(l, [&](int j, uint32_t w) {
+        acc[4 * j] = acc[4 * j + 2] = __uint_as_float(w << 16);
+        acc[4 * j + 1] = acc[4 * j + 3] = __uint_as_float(w & 0xFFFF0000u);
+      });
     }
   };
-  // kHiddenF16Preload: layer l's fp16 bias pairs, in preload_biases' order, as the fp16 sums'
-  // start (rows r and r + 8 of chunk j alike).
+  // kHiddenF16Preload: layer l's fp16 bias pairs as the fp16 sums' start (rows r and r + 8 of
+  // chunk j alike).
   [[maybe_unused]] const auto preload_half_biases = [&](uint32_t* acc, int l) {
-    const uint4* mine = reinterpret_cast<const uint4*>(biases) + l * (kCols / 8) + lane % 4;
-#pragma unroll
-    for (int m = 0; m < kChunks / 4; ++m) {
-      const uint4 v = mine[4 * m];
-      const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[2 * (4 * m + i)] = acc[2 * (4 * m + i) + 1] = w[i];
-    }
+    each_bias_pair(l, [&](int j, uint32_t w) { acc[2 * j] = acc[2 * j + 1] = w; });
   };
   // kHiddenF16Acc at 16 wide: hidden layer l's two fp16 bias pairs for this thread are
   // hidden_pairs[4 l] (columns cp, cp + 1 and 8 + cp, 9 + cp).
