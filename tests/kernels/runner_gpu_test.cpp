@@ -490,22 +490,22 @@ TEST(RunnerGpuPresets, FullyFusedSixteenBitBiases) {
                                 std::to_string(stages) + (stages == 1 ? " stage x" : " stages x");
       EXPECT_NE(r.kernel_path.find(shape), std::string::npos) << shape << ": " << r.kernel_path;
       // bf16 GELU (but 128 wide in four warpgroups of two stages, whose fp32 fma folds the
-      // factors) and 16 wide bf16 SiLU have fp16 hidden layers and take some pairs by
-      // polynomial, as fp16 GELU and SiLU do but 32 wide SiLU; the plan says
+      // factors) and bf16 SiLU at 16 and 96 wide, and at 128 with the same exception, have fp16
+      // hidden layers and take some pairs by polynomial, as fp16 GELU and SiLU do but 32 wide SiLU;
+      // the plan says
       const bool hidden = k.widths.size() > 2;
       const bool half_hidden =
           hidden && k.dtype == D::kBf16 &&
           ((k.act == A::kGeluTanh && !(w == 128 && warpgroups == 4 && stages == 2)) ||
-           (k.act == A::kSilu && (w == 16 || (w == 128 && !(warpgroups == 4 && stages == 2)))));
+           (k.act == A::kSilu &&
+            (w == 16 || w == 96 || (w == 128 && !(warpgroups == 4 && stages == 2)))));
       EXPECT_EQ(r.kernel_path.find("hidden activations and weights in fp16") != std::string::npos,
                 half_hidden)
           << r.kernel_path;
-      // and from 32 to 64 wide, where a wgmma adds the biases, and at 128 wide and 96 wide in
-      // three warpgroups, where the fp16 sums start from the biases, accumulate in fp16 after
-      // layer 0
-      const bool half_acc =
-          half_hidden && (w == 128 || (k.act == A::kGeluTanh &&
-                                       ((w >= 32 && w <= 64) || (w == 96 && warpgroups == 3))));
+      // and from 32 to 96 wide, where a wgmma adds the biases (at 96 wide GELU in three
+      // warpgroups the fp16 sums start from them instead), and at 128 wide, where they start from
+      // them, accumulate in fp16 after layer 0
+      const bool half_acc = half_hidden && (w >= 96 || (k.act == A::kGeluTanh && w >= 32));
       EXPECT_EQ(r.kernel_path.find("fp16 accumulators after the first layer") != std::string::npos,
                 half_acc)
           << r.kernel_path;

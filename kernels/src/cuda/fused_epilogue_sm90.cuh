@@ -93,24 +93,25 @@ struct FusedEpilogue {
       !kHalfBias && !kBiasMma && !kBiasPreload &&
       (A == Activation::kSilu || (A == Activation::kGeluTanh && kWarpgroups > 2));
   // bf16 GELU whose accumulator is the activation's argument (kFoldMma, kBiasPreload), and SiLU
-  // at 16 and 128 wide (kBiasPreload): the hidden layers' activations and weights in fp16. The
-  // epilogue rounds the fp32 pair to fp16 once and takes fp16's form (act_f16x2: three f16x2
-  // instructions and a tanh a pair, where the fp32 form takes nine, and act_poly_f16x2 for the
-  // polynomial's pairs); the next layer's wgmma multiplies fp16 by fp16 (into fp32, or fp16:
-  // kHiddenF16Acc). The input, the first layer's weights and the output stay bf16. fp16 carries
-  // three more bits than bf16 (the largest relative errors fell by about 40%), and a bf16 weight
-  // within fp16's range converts exactly; but a hidden value (or a scaled weight) past fp16's 65504
-  // becomes infinite, where bf16 would hold it. Not SiLU from 32 to 96 wide (slower or level);
-  // SiLU at 128 wide since its hidden layers accumulate in fp16 too (kHiddenF16Preload).
+  // at 16 and 128 wide (kBiasPreload) and 96 wide (kFoldMma): the hidden layers' activations and
+  // weights in fp16. The epilogue rounds the fp32 pair to fp16 once and takes fp16's form
+  // (act_f16x2: three f16x2 instructions and a tanh a pair, where the fp32 form takes nine, and
+  // act_poly_f16x2 for the polynomial's pairs); the next layer's wgmma multiplies fp16 by fp16
+  // (into fp32, or fp16: kHiddenF16Acc). The input, the first layer's weights and the output stay
+  // bf16. fp16 carries three more bits than bf16 (the largest relative errors fell by about 40%),
+  // and a bf16 weight within fp16's range converts exactly; but a hidden value (or a scaled weight)
+  // past fp16's 65504 becomes infinite, where bf16 would hold it. Not SiLU from 32 to 64 wide
+  // (slower or level); SiLU at 96 and 128 wide since their hidden layers accumulate in fp16 too.
   // Measured: docs/fused_choices.md, "FusedEpilogue::kHalfHidden".
-  static constexpr bool kHalfHidden =
-      !std::is_same_v<T, __half> && kHeavy && (kFoldMma || kBiasPreload) &&
-      (A == Activation::kGeluTanh || W == 16 || (W == 128 && kBiasPreload));
+  static constexpr bool kHalfHidden = !std::is_same_v<T, __half> && kHeavy &&
+                                      (kFoldMma || kBiasPreload) &&
+                                      (A == Activation::kGeluTanh || W == 16 ||
+                                       (W == 128 && kBiasPreload) || (W == 96 && kFoldMma));
   using Hidden = std::conditional_t<kHalfHidden, __half, T>;  // the hidden layers' A and weights
   // Layers after the first accumulate in fp16 too, so the epilogue takes the pairs as they are
   // (no conversion) and the MMAs write half the registers:
-  // - 32 to 64 wide (kFoldMma): every such layer, its biases added by wgmma into the fp16 sums,
-  //   the output widened from them;
+  // - 32 to 96 wide (kFoldMma: at 96 wide, bf16 SiLU and GELU in four warpgroups): every such
+  //   layer, its biases added by wgmma into the fp16 sums, the output widened from them;
   // - 16 wide GELU (kBiasPreload): the hidden layers, from zero, their biases added to the pairs
   //   as fp16 kernels add theirs (packed, a thread's columns repeat every 16: two pairs, one
   //   8-byte load a layer); the last layer keeps its fp32 accumulators and their preload. Not
@@ -122,6 +123,7 @@ struct FusedEpilogue {
   // Measured: docs/fused_choices.md, "FusedEpilogue::kHiddenF16Acc".
   static constexpr bool kHiddenF16Acc =
       kHalfHidden && ((W <= 64 && (kFoldMma || (W == 16 && A == Activation::kGeluTanh))) ||
+                      (W == 96 && kFoldMma) ||
                       (W >= 96 && kBiasPreload && (A == Activation::kGeluTanh || W == 128)));
   // How kHiddenF16Acc's sums get their biases with kBiasPreload: at 16 wide the hidden layers'
   // sums start from zero, the biases added to the pairs after the MMAs, and the last layer keeps
@@ -142,7 +144,7 @@ struct FusedEpilogue {
   // Measured: docs/fused_choices.md, "FusedEpilogue::kPolyEvery".
   static constexpr int poly_every() {
     if (kHalfHidden) {
-      if (A == Activation::kSilu) return W == 128 ? 4 : 3;
+      if (A == Activation::kSilu) return W == 128 ? 4 : W == 96 ? 8 : 3;
       return W == 16 ? 4 : W == 32 ? 3 : W == 96 ? 4 : 5;
     }
     if (kFold) {
