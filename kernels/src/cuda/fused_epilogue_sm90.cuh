@@ -122,8 +122,7 @@ struct FusedEpilogue {
   //   layers, level at 2).
   // Measured: docs/fused_choices.md, "FusedEpilogue::kHiddenF16Acc".
   static constexpr bool kHiddenF16Acc =
-      kHalfHidden && ((W <= 64 && (kFoldMma || (W == 16 && A == Activation::kGeluTanh))) ||
-                      (W == 96 && kFoldMma) ||
+      kHalfHidden && ((W <= 96 && (kFoldMma || (W == 16 && A == Activation::kGeluTanh))) ||
                       (W >= 96 && kBiasPreload && (A == Activation::kGeluTanh || W == 128)));
   // How kHiddenF16Acc's sums get their biases with kBiasPreload: at 16 wide the hidden layers'
   // sums start from zero, the biases added to the pairs after the MMAs, and the last layer keeps
