@@ -51,10 +51,11 @@ def one_shape(args, shape, ours, l2, sampler):
     dt = b.DTYPES[cfg["dtype"]]
     x = [torch.empty(cfg["rows"], cfg["widths"][0], device="cuda", dtype=dt).uniform_(-1, 1)
          for _ in range(b.input_sets(cfg, l2))]
+    tuned = ours.create(cfg, "gated-gemm", "")
+    x = b.on_our_numbers(model, cfg, x, {"gated-gemm": tuned})
     comp = b.compile_static(model)
     with torch.no_grad():
         comp(x[0])
-    tuned = ours.create(cfg, "gated-gemm", "")
     gated0, down0 = tuned.kernel_choices.split()[:2]
     print(f"{cfg['name']}: tuned {tuned.kernel_choices}")
     kernel_table(comp, x, tuned)

@@ -1,34 +1,37 @@
 #!/usr/bin/env python3
-"""PyTorch eager, eager in a CUDA graph, torch.compile and our variants on the same GPU, in one go.
+"""PyTorch eager and torch.compile (also in CUDA graphs) and our variants on one GPU, in one go.
 
-Builds each configuration (from `kernels_bench --print-config`) as a PyTorch module and sets up
-our variants of it in this same process, through libfusionscope_mlp.so (found beside
-kernels_bench): our forward passes are enqueued on PyTorch's stream and timed by the same code
-(CUDA events around samples of --passes-per-sample back-to-back passes, the median of their
-means: an event between two kernels holds the next one back by ~2 us on an H100, which a pass of
-a few tens of microseconds would count as its own; inputs rotated through as many copies as the
-runner uses). Every contender is timed once per round, --rounds rounds (default 4), starting one
-place further along each round: the H100's clock follows its power draw (under the 700 W cap it
-swings by 10-20% within a second) and its temperature, so each side is timed in turn under the
-same recent load, and the figure is the median of the rounds. Prints one table per
+Builds each configuration (from `kernels_bench --print-config`) as a PyTorch module and sets up our
+variants of it in this same process, through libfusionscope_mlp.so (found beside kernels_bench):
+our forward passes are enqueued on PyTorch's stream and timed by the same code (CUDA events around
+samples of --passes-per-sample back-to-back passes, the median of their means: an event between two
+kernels holds the next one back by ~2 us on an H100, which a pass of a few tens of microseconds
+would count as its own; inputs rotated through as many copies as the runner uses; PyTorch computes
+on our weights and inputs, copied over, since under the power cap the clock follows the draw and
+the draw the bits multiplied). Every contender is timed once per round, --rounds rounds (default
+4), starting one place further along each round: the H100's clock follows its power draw (under the
+700 W cap it swings by 10-20% within a second) and its temperature, so each side is timed in turn
+under the same recent load, and the figure is the median of the rounds. Prints one table per
 configuration with the ratios and the mean SM clock and power draw of each contender's windows
-(nvidia-smi sampled every 50 ms, see gpu_clock.py), and checks the presets' targets (PRESET_TARGETS: gated-gemm at
-least TARGET_POST x torch.compile on geglu-post, fully-fused at least 7x eager on mlp-narrow).
+(nvidia-smi sampled every 50 ms, see gpu_clock.py), and checks the presets' targets
+(PRESET_TARGETS: gated-gemm at least TARGET_POST x torch.compile on geglu-post, fully-fused at
+least 7x eager on mlp-narrow).
 
   python3 scripts/bench_vs_torch.py --bench build/bench/kernels/kernels_bench \
       --preset geglu-post --preset mlp-narrow --preset linear-post
 
 --config adds an MLP of one's own (kernels_bench's --config JSON), timed and checked the same way.
 
---sweep runs the gated shapes of SWEEP (rows 1024-16384, dim 768-4096, hidden 3000-14336, bf16
-and fp16, gelu-tanh and silu; --only picks some; --shape adds one's own, with or without
---sweep) with PyTorch eager, torch.compile and our eager ("our eag", the same cuBLAS GEMMs as
-PyTorch eager: a check on the comparison) and gated-gemm variants. It prints the ratio table and
-checks the targets: gated-gemm at least TARGET_POST x torch.compile on the post's GeGLU and
-TARGET_SWEEP x on every other shape, every variant within its tolerance of the fp32 reference,
-and (with --dram, which runs Nsight Compute on kernels_bench pinned to the same kernels) DRAM
-bytes per forward pass never above eager's. The exit status is 1 when a check or a target fails,
-so regressions show.
+--sweep runs the gated shapes of SWEEP (rows 1024-16384, dim 768-4096, hidden 3000-14336, bf16 and
+fp16, gelu-tanh and silu; --only picks some; --shape adds one's own, with or without --sweep) with
+PyTorch eager, torch.compile and our eager ("our eag", the same cuBLAS GEMMs as PyTorch eager: a
+check on the comparison) and gated-gemm variants. It prints the ratio table and checks the targets:
+gated-gemm at least TARGET_POST x torch.compile on the post's GeGLU and TARGET_SWEEP x on every
+other shape, every variant within its tolerance of the fp32 reference, and (with --dram, which runs
+Nsight Compute on kernels_bench pinned to the same kernels) DRAM bytes per forward pass never above
+eager's. Its "graphed" column is torch.compile over gated-gemm with both replayed from CUDA graphs:
+the GPU's time alone, where small shapes are otherwise bound by the host's enqueuing (information,
+not a target). The exit status is 1 when a check or a target fails, so regressions show.
 """
 import argparse
 import ctypes
@@ -186,6 +189,15 @@ def time_fn(fn, inputs, warmup, iters):
         a.elapsed_time(b) / per for a, b in zip(events, events[1:])) * 1e3  # us
 
 
+def add_graphed(contenders, name, graphed_name):
+    """contenders[graphed_name]: contenders[name] replayed from CUDA graphs, or a printed reason."""
+    fn, inputs = contenders[name]
+    try:
+        contenders[graphed_name] = (graphed(fn, inputs), inputs)
+    except Exception as e:  # noqa: BLE001 - report and go on
+        print(f"  ({name} in a CUDA graph failed: {e})", file=sys.stderr)
+
+
 def graphed(model, inputs):
     """One captured graph per input copy, as the runner's graph mode does."""
     graphs = []
@@ -221,6 +233,8 @@ class Ours:
         for f in (L.fs_mlp_kernel_path, L.fs_mlp_kernel_choices):
             f.argtypes, f.restype = [c.c_void_p], c.c_char_p
         L.fs_mlp_forward.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_char_p, c.c_size_t]
+        L.fs_mlp_copy_data.argtypes = [c.c_void_p, c.c_char_p, c.c_void_p, c.c_size_t, c.c_char_p,
+                                       c.c_size_t]
         L.fs_mlp_check.argtypes = [c.c_void_p, c.c_ulonglong, c.POINTER(c.c_double),
                                    c.POINTER(c.c_int), c.c_char_p, c.c_size_t]
         self.err = ctypes.create_string_buffer(1024)
@@ -256,6 +270,15 @@ class Mlp:
         o = self.ours
         if o.lib.fs_mlp_forward(self.h, s, ctypes.c_void_p(torch.cuda.current_stream().cuda_stream),
                                 o.err, len(o.err)):
+            raise RuntimeError(o.err.value.decode())
+
+    def copy_data(self, name, tensor):
+        """Our numbers `name` (weightN, biasN, input) into a contiguous CUDA tensor of its size."""
+        o = self.ours
+        if not tensor.is_cuda or not tensor.is_contiguous():
+            raise RuntimeError(f"{name}: the tensor must be contiguous on the GPU")
+        if o.lib.fs_mlp_copy_data(self.h, name.encode(), ctypes.c_void_p(tensor.data_ptr()),
+                                  tensor.numel() * tensor.element_size(), o.err, len(o.err)):
             raise RuntimeError(o.err.value.decode())
 
     def check(self, rows):
@@ -331,6 +354,31 @@ def setup_ours(ours, cfg, variants, pin="", check_rows=0):
     return mine, all_set_up
 
 
+def on_our_numbers(model, cfg, inputs, mine):
+    """PyTorch on our numbers: the model's weights and biases, and its input copies when there are
+    as many as ours, become byte for byte those of our variants (which all draw them from one
+    seed), so that both sides multiply the same values. Under the power cap the clock follows the
+    draw, and the draw depends on the bits multiplied. Returns the inputs to time."""
+    if not mine:
+        print("  (no variant of ours set up: PyTorch computes on its own numbers)")
+        return inputs
+    m = next(iter(mine.values()))
+    layers = [model.gate, model.up, model.down] if cfg["kind"] == "gated" else list(model.layers)
+    with torch.no_grad():
+        for i, lin in enumerate(layers):
+            m.copy_data(f"weight{i}", lin.weight)
+            if lin.bias is not None:
+                m.copy_data(f"bias{i}", lin.bias)
+        if m.sets != len(inputs):
+            print(f"  (PyTorch on our weights; its {len(inputs)} input copies drawn apart from our "
+                  f"{m.sets})")
+            return inputs
+        whole = torch.empty(m.sets * cfg["rows"], cfg["widths"][0], device="cuda",
+                            dtype=DTYPES[cfg["dtype"]])
+        m.copy_data("input", whole)
+    return list(whole.chunk(m.sets))
+
+
 def presets_mode(args, l2, ours):
     presets = args.preset or ([] if args.config else ["geglu-post", "mlp-narrow", "linear-post"])
     preset_args = sum((["--preset", p] for p in presets), [])
@@ -347,6 +395,9 @@ def presets_mode(args, l2, ours):
         sets = input_sets(cfg, l2)
         inputs = [torch.empty(cfg["rows"], cfg["widths"][0], device="cuda",
                               dtype=DTYPES[cfg["dtype"]]).uniform_(-1, 1) for _ in range(sets)]
+        mine, all_set_up = setup_ours(ours, cfg, OUR_VARIANTS)
+        failed |= not all_set_up
+        inputs = on_our_numbers(model, cfg, inputs, mine)
         compiled = compile_static(model)
         with torch.no_grad():
             compiled(inputs[0])  # compile before any timing
@@ -356,8 +407,7 @@ def presets_mode(args, l2, ours):
         except Exception as e:  # noqa: BLE001 - report and go on
             print(f"  (eager in a graph failed: {e})", file=sys.stderr)
         contenders["torch.compile"] = (compiled, inputs)
-        mine, all_set_up = setup_ours(ours, cfg, OUR_VARIANTS)
-        failed |= not all_set_up
+        add_graphed(contenders, "torch.compile", "torch.compile+graph")
         for v, m in mine.items():
             contenders["ours " + v] = (m.forward, list(range(m.sets)))
         rounds, iters, clocks = timed_rounds(contenders, args.warmup, args.iters, args.rounds,
@@ -424,15 +474,21 @@ def sweep_mode(args, l2, ours):
         inputs = [torch.empty(cfg["rows"], cfg["widths"][0], device="cuda",
                               dtype=DTYPES[cfg["dtype"]]).uniform_(-1, 1)
                   for _ in range(input_sets(cfg, l2))]
+        mine, _ = setup_ours(ours, cfg, ["eager", "gated-gemm"], args.pin, check_rows=256)
+        g, e = mine.get("gated-gemm"), mine.get("eager")
+        inputs = on_our_numbers(model, cfg, inputs, mine)
         compiled = compile_static(model)
         with torch.no_grad():
             compiled(inputs[0])  # compile before any timing
         torch.cuda.synchronize()
-        mine, _ = setup_ours(ours, cfg, ["eager", "gated-gemm"], args.pin, check_rows=256)
-        g, e = mine.get("gated-gemm"), mine.get("eager")
         contenders = {"eager": (model, inputs), "compile": (compiled, inputs)}
         for v, m in mine.items():
             contenders["ours " + v] = (m.forward, list(range(m.sets)))
+        # Both sides replayed from CUDA graphs too: the GPU's time alone, where a small shape's
+        # passes would otherwise be bound by the host's cost of enqueuing them.
+        add_graphed(contenders, "compile", "compile+graph")
+        if g:
+            add_graphed(contenders, "ours gated-gemm", "ours gated-gemm+graph")
         rounds, iters, clocks = timed_rounds(contenders, args.warmup, args.iters, args.rounds,
                                              args.min_window_ms, args.sampler)
         med = {n: statistics.median(v) for n, v in rounds.items()}
@@ -452,6 +508,9 @@ def sweep_mode(args, l2, ours):
         target = TARGET_POST if sh == POST else TARGET_SWEEP
         row["target"] = target
         row["vs_compile"] = t["compile"] / gated_us if gated_us else 0
+        graph_c, graph_g = med.get("compile+graph"), med.get("ours gated-gemm+graph")
+        row["graph_us"] = {"compile": graph_c, "gated": graph_g}
+        row["vs_compile_graph"] = graph_c / graph_g if graph_c and graph_g else 0
         row["vs_eager"] = t["eager"] / gated_us if gated_us else 0
         ok = row["passed"] and row["vs_compile"] >= target
         if args.dram:
@@ -465,7 +524,8 @@ def sweep_mode(args, l2, ours):
               f"{t['compile']:.1f} us, ours eager {eager_us or 0:.1f} us, gated-gemm "
               f"{gated_us or 0:.1f} us; {iters} passes a window; rounds: compile {fmt(rounds['compile'])}, gated "
               f"{fmt(rounds.get('ours gated-gemm', []))}; compile / gated per round "
-              f"{', '.join(f'{x:.3f}' for x in row['round_ratios'])}; GPU during compile "
+              f"{', '.join(f'{x:.3f}' for x in row['round_ratios'])}; in CUDA graphs compile "
+              f"{graph_c or 0:.1f} us, gated-gemm {graph_g or 0:.1f} us; GPU during compile "
               f"{clock_words(median_clock(clocks['compile']))}, during gated "
               f"{clock_words(median_clock(clocks.get('ours gated-gemm', [])))}; kernels "
               f"{row['kernel_choices']}", flush=True)
@@ -478,17 +538,18 @@ def sweep_mode(args, l2, ours):
           f"(median of {args.rounds} rotating rounds in one process)")
     head = (f"{'rows':>6} {'dim':>5} {'hidden':>6} {'dtype':>5} {'act':>9} {'eager':>8} "
             f"{'compile':>8} {'our eag':>8} {'gated':>8} {'vs eager':>8} {'vs comp':>8} "
-            f"{'target':>6}")
+            f"{'target':>6} {'graphed':>8}")
     if args.dram:
         head += f" {'DRAM eager MB':>13} {'DRAM gated MB':>13}"
     print(head + "  result")
     for r in rows:
         rows_, dim, hidden, dtype, act = r["shape"]
         t = r["torch_us"]
+        graphed_ratio = f"{r['vs_compile_graph']:.2f}x" if r["vs_compile_graph"] else "n/a"
         line = (f"{rows_:>6} {dim:>5} {hidden:>6} {dtype:>5} {act:>9} {t['eager']:>8.1f} "
                 f"{t['compile']:>8.1f} {r['eager_us'] or 0:>8.1f} {r['gated_us'] or 0:>8.1f} "
                 f"{r['vs_eager']:>7.2f}x "
-                f"{r['vs_compile']:>7.2f}x {r['target']:>5.2f}x")
+                f"{r['vs_compile']:>7.2f}x {r['target']:>5.2f}x {graphed_ratio:>8}")
         if args.dram:
             fmt = lambda b: f"{b / 1e6:>13.1f}" if b is not None else f"{'n/a':>13}"
             line += f" {fmt(r['dram_eager'])} {fmt(r['dram_gated'])}"

@@ -116,6 +116,14 @@ int fs_mlp_forward(fs_mlp* mlp, int set, void* stream, char* error, size_t error
   });
 }
 
+int fs_mlp_copy_data(const fs_mlp* mlp, const char* name, void* dst, size_t bytes, char* error,
+                     size_t error_size) {
+  return guarded(error, error_size, [&] {
+    if (!mlp || !name) throw fk::ConfigError("no MLP, or no name");
+    mlp->exec->copy_data(name, dst, bytes);
+  });
+}
+
 int fs_mlp_check(fs_mlp* mlp, unsigned long long check_rows, double* rel_error, int* passed,
                  char* error, size_t error_size) {
   return guarded(error, error_size, [&] {

@@ -46,6 +46,13 @@ FS_MLP_API const char* fs_mlp_kernel_choices(const fs_mlp* mlp);
  * cudaStream_t of this process's current device (NULL: the legacy default stream). 0 on success. */
 FS_MLP_API int fs_mlp_forward(fs_mlp* mlp, int set, void* stream, char* error, size_t error_size);
 
+/* Copies the configuration's numbers that `name` holds into device memory at `dst` of this
+ * process's current device, which holds exactly `bytes`: "weightN" and "biasN" (layer N's, in
+ * PyTorch's nn.Linear layout; a gated MLP's layers are gate, up, down) or "input" (every input
+ * copy, one after another). Another program can then compute on the same numbers. 0 on success. */
+FS_MLP_API int fs_mlp_copy_data(const fs_mlp* mlp, const char* name, void* dst, size_t bytes,
+                                char* error, size_t error_size);
+
 /* Runs one pass into a poisoned output and compares it with the fp32 reference (the first and last
  * check_rows / 2 rows; 0: every row). 0 when the comparison ran; then *rel_error holds
  * ||out - ref|| / ||ref|| and *passed whether it is within the dtype's tolerance with no NaN. */

@@ -28,6 +28,13 @@ TEST(MlpCApi, RefusesWhatItCannotRunAndSaysWhy) {
   EXPECT_NE(refusal(kGated, "gated-gemm", "gated=warp:2:16").find("kernel pin"), std::string::npos);
 }
 
+TEST(MlpCApi, CopiesNothingWithoutAnMlp) {
+  char error[256] = "untouched";
+  char dst[4];
+  EXPECT_NE(fs_mlp_copy_data(nullptr, "weight0", dst, sizeof dst, error, sizeof error), 0);
+  EXPECT_NE(std::string(error).find("no MLP"), std::string::npos) << error;
+}
+
 TEST(MlpCApi, SaysWhichVariantsApplyWithoutADevice) {
   char error[256] = "";
   EXPECT_EQ(fs_mlp_supports(kGated, "gated-gemm", error, sizeof error), 1);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 #include "../buffers.h"
 #include "cuda_check.h"
@@ -102,6 +103,33 @@ void* Executor::buf(const std::string& name) const {
   auto it = buffers_.find(name);
   if (it == buffers_.end()) throw CudaError("internal: no buffer '" + name + "'");
   return it->second.get();
+}
+
+namespace {
+
+// The buffers that hold a configuration's numbers: weightN, biasN, input.
+bool is_data_name(std::string_view name) {
+  if (name == "input") return true;
+  for (std::string_view stem : {std::string_view("weight"), std::string_view("bias")}) {
+    if (name.size() > stem.size() && name.starts_with(stem) &&
+        std::all_of(name.begin() + static_cast<ptrdiff_t>(stem.size()), name.end(),
+                    [](char c) { return c >= '0' && c <= '9'; }))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Executor::copy_data(const std::string& name, void* dst, uint64_t bytes) const {
+  auto it = is_data_name(name) ? buffers_.find(name) : buffers_.end();
+  if (it == buffers_.end())
+    throw ConfigError("no data named '" + name + "' (weight0, bias0, ..., input)");
+  if (bytes != it->second.bytes())
+    throw ConfigError(name + " holds " + std::to_string(it->second.bytes()) + " bytes, not " +
+                      std::to_string(bytes));
+  if (!dst) throw ConfigError("no destination for " + name);
+  FS_CUDA(cudaMemcpy(dst, it->second.get(), bytes, cudaMemcpyDefault));
 }
 
 const void* Executor::input(int set) const {

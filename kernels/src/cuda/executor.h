@@ -48,6 +48,10 @@ class Executor {
   // row, or when check_rows > 0 and smaller than rows, the first and last check_rows / 2 rows
   // (where the edge tiles are; the reference of a large shape takes minutes on CUDA cores).
   Correctness check(cudaStream_t stream, uint64_t check_rows = 0);
+  // Copies the data buffer `name` (weightN, biasN, or input: every copy, one after another) into
+  // device memory at dst, which holds exactly its bytes, so that another program can compute on
+  // the same numbers. Throws ConfigError for another name or size.
+  void copy_data(const std::string& name, void* dst, uint64_t bytes) const;
 
  private:
   struct Step {
