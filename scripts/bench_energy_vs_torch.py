@@ -22,7 +22,6 @@ kernels_bench (or --lib).
 """
 import argparse
 import ctypes
-import os
 import statistics
 import sys
 import time
@@ -100,10 +99,7 @@ def one_shape(args, shape, ours, counter, l2):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", required=True, help="path of the kernels_bench program")
-    ap.add_argument("--lib", help="libfusionscope_mlp.so (default: beside --bench)")
-    ap.add_argument("--shape", action="append", type=b.parse_shape, required=True,
-                    metavar="ROWSxDIMxHIDDEN:DTYPE:ACT")
+    b.add_shape_arguments(ap)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--window-s", type=float, default=2.0,
                     help="seconds of passes a window (the counter moves in steps of milliseconds)")
@@ -112,12 +108,8 @@ def main():
     args = ap.parse_args()
     if args.rounds < 1 or args.window_s <= 0 or args.settle_s < 0:
         ap.error("--rounds must be at least 1, --window-s above 0 and --settle-s at least 0")
-    lib = args.lib or os.path.join(os.path.dirname(os.path.abspath(args.bench)),
-                                   "libfusionscope_mlp.so")
-    try:
-        ours = b.Ours(lib)
-    except OSError as e:
-        print(f"cannot load our kernels from {lib}: {e}", file=sys.stderr)
+    ours = b.load_ours(args)
+    if ours is None:
         return 2
     if not torch.cuda.is_available():
         print("no CUDA GPU for PyTorch", file=sys.stderr)

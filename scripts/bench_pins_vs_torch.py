@@ -16,7 +16,6 @@ profiler, so each side's GEMMs can be held against each other from the same capt
 Needs PyTorch with CUDA and libfusionscope_mlp.so beside kernels_bench (or --lib).
 """
 import argparse
-import os
 import statistics
 import sys
 
@@ -87,21 +86,14 @@ def one_shape(args, shape, ours, l2, sampler):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", required=True, help="path of the kernels_bench program")
-    ap.add_argument("--lib", help="libfusionscope_mlp.so (default: beside --bench)")
-    ap.add_argument("--shape", action="append", type=b.parse_shape, required=True,
-                    metavar="ROWSxDIMxHIDDEN:DTYPE:ACT")
+    b.add_shape_arguments(ap)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--min-window-ms", type=float, default=300)
     args = ap.parse_args()
-    lib = args.lib or os.path.join(os.path.dirname(os.path.abspath(args.bench)),
-                                   "libfusionscope_mlp.so")
-    try:
-        ours = b.Ours(lib)
-    except OSError as e:
-        print(f"cannot load our kernels from {lib}: {e}", file=sys.stderr)
+    ours = b.load_ours(args)
+    if ours is None:
         return 2
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 50 * 2**20)

@@ -256,6 +256,26 @@ class Ours:
         return Mlp(self, h)
 
 
+def load_ours(args):
+    """Ours from --lib, or from libfusionscope_mlp.so beside --bench; None, said why, on failure."""
+    lib = args.lib or os.path.join(os.path.dirname(os.path.abspath(args.bench)),
+                                   "libfusionscope_mlp.so")
+    try:
+        return Ours(lib)
+    except OSError as e:
+        print(f"cannot load our kernels from {lib}: {e} (build the fusionscope_mlp target, or "
+              f"give --lib)", file=sys.stderr)
+        return None
+
+
+def add_shape_arguments(ap):
+    """--bench, --lib and --shape, as the scripts built on this one take them."""
+    ap.add_argument("--bench", required=True, help="path of the kernels_bench program")
+    ap.add_argument("--lib", help="libfusionscope_mlp.so (default: beside --bench)")
+    ap.add_argument("--shape", action="append", type=parse_shape, required=True,
+                    metavar="ROWSxDIMxHIDDEN:DTYPE:ACT")
+
+
 class Mlp:
     def __init__(self, ours, handle):
         self.ours, self.h = ours, handle
@@ -602,13 +622,8 @@ def main():
     l2 = getattr(props, "L2_cache_size", 50 * 2**20)
     print(f"{props.name}, torch {torch.__version__}, L2 {l2 / 2**20:.0f} MiB")
 
-    lib = args.lib or os.path.join(os.path.dirname(os.path.abspath(args.bench)),
-                                   "libfusionscope_mlp.so")
-    try:
-        ours = Ours(lib)
-    except OSError as e:
-        print(f"cannot load our kernels from {lib}: {e} (build the fusionscope_mlp target, or "
-              f"give --lib)", file=sys.stderr)
+    ours = load_ours(args)
+    if ours is None:
         return 2
 
     args.sampler = GpuSampler(smi_index(str(getattr(props, "uuid", "") or "")))
