@@ -102,7 +102,7 @@ def main():
     b.add_shape_arguments(ap)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--window-s", type=float, default=2.0,
-                    help="seconds of passes a window (the counter moves in steps of milliseconds)")
+                    help="seconds of passes a window (the counter counts millijoules)")
     ap.add_argument("--settle-s", type=float, default=1.0,
                     help="seconds of the same passes before each window, not read")
     args = ap.parse_args()
