@@ -27,6 +27,7 @@ import bench_vs_torch as b
 # configuration with the tuned down projection, then the tuned gated GEMM with each of our down
 # projection's configurations.
 GATED = ["coop:2:8:ms:ln:0", "coop192:2:8:ms:ln:0", "coop192:1:8:ms:ln:0", "coop128:2:8:ms:ln:0",
+         "coop192x192:2:8:ms:ln:0", "coop192x192:1:8:ms:ln:0",
          "coop:1:16:ms:ln:0", "coop:2x2:8:ms:ln:0", "coop:2:8:msk:ln:0", "coop:2:8:msd:ln:0",
          "pp:2:16:ms:nn:0"]
 DOWN = ["cublaslt", "coop:2:8:ms:ln:0", "coop192:2:8:ms:ln:0", "coop192:1:8:ms:ln:0"]

@@ -103,6 +103,14 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
                          .k_serpentine = tile_n != 128,
                          .dynamic_tiles = true,
                          .tile_n = tile_n});
+    // 192 x 192 gated tiles (three consumer warpgroups) beyond the tuner's: dynamic tiles, and
+    // a cluster of 1 walking along N.
+    if (s.gated) {
+      configs.push_back(
+          {.cluster = 2, .group_m = 2, .dynamic_tiles = true, .tile_n = 192, .tile_m = 192});
+      configs.push_back(
+          {.cluster = 1, .group_m = 3, .raster_n = true, .tile_n = 192, .tile_m = 192});
+    }
     for (const auto& cfg : configs) {
       uint64_t bad = 0;
       const double rel = relative_error(s, cfg, ++seed, bad);
@@ -162,6 +170,22 @@ TEST(HopperGemmGpu, SplitTailOnlyCooperativeInStride) {
   expect_refused({{.schedule = fd::HopperSchedule::kPingPong, .split_tail = true},
                   {.dynamic_tiles = true, .split_tail = true},
                   {.stagger = 2, .split_tail = true}});
+}
+
+TEST(HopperGemmGpu, TilesOf192RowsOnlyGatedCooperative192Wide) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
+  expect_refused({{.schedule = fd::HopperSchedule::kPingPong, .tile_m = 192},
+                  {.tile_n = 256, .tile_m = 192},
+                  {.tile_n = 128, .tile_m = 192},
+                  {.cluster_n = 2, .tile_n = 192, .tile_m = 192},
+                  {.stagger = 2, .tile_n = 192, .tile_m = 192},
+                  {.tile_n = 192, .tile_m = 192, .split_tail = true},
+                  {.tile_n = 192, .tile_m = 256}});
+  fd::DeviceBuffer w(512 * 128 * 2);
+  EXPECT_THROW(fd::HopperGemm(fk::DType::kBf16, fk::Activation::kNone, 256, 512, 128, w.get(),
+                              {.tile_n = 192, .tile_m = 192}, 0),
+               fd::CudaError);
 }
 
 TEST(HopperGemmGpu, DynamicTilesOnlyCooperativeInClustersOfTwo) {

@@ -1,16 +1,18 @@
 // The Hopper GEMM (sm_90a) of hopper_gemm.h.
 //
-// 384 threads per CTA, one CTA per SM, persistent over a static tile schedule:
+// 384 threads per CTA (512 for gated 192 x 192 tiles, with a third consumer warpgroup), one
+// CTA per SM, persistent over a static tile schedule:
 // - warpgroup 0 (producer, 40 registers): one thread issues TMA loads of A [BM x 64] and B
 //   [256 x 64] k-blocks into a ring of shared-memory stages, each completing on a `full`
 //   mbarrier. In a cluster of 2, the two CTAs work on vertically adjacent tiles of the same
 //   columns: each loads half of B and multicasts it to both, halving B's L2 traffic.
-// - warpgroups 1 and 2 (consumers, 232 registers): wgmma m64nNk16 from shared memory into N / 2
-//   fp32 accumulators per thread (N = 256; cooperative tiles may be 128 or 192 wide, for
-//   outputs too narrow to fill the SMs with 256-wide tiles), one k-block in flight; a stage is
-//   released on the `empty` mbarrier of every CTA that received it. The epilogue (act(g) * u, or
-//   the plain product) goes to a per-warpgroup staging buffer in the TMA boxes' swizzled layout
-//   and out through TMA stores, which run while the next tile's main loop does.
+// - warpgroups 1 and 2 (consumers, 232 registers; or 1 to 3, 152 registers, in a 192 x 192
+//   tile): wgmma m64nNk16 from shared memory into N / 2 fp32 accumulators per thread (N = 256;
+//   cooperative tiles may be 128 or 192 wide, for outputs too narrow to fill the SMs with
+//   256-wide tiles), one k-block in flight; a stage is released on the `empty` mbarrier of every
+//   CTA that received it. The epilogue (act(g) * u, or the plain product) goes to a per-warpgroup
+//   staging buffer in the TMA boxes' swizzled layout and out through TMA stores, which run while
+//   the next tile's main loop does.
 // Tiles are numbered down groups of `group_m` cluster-rows, column by column, so the CTAs in
 // flight at once share a compact block of A rows and B columns that stays in L2; with K
 // serpentine a CTA's odd tiles walk K backward, starting on the k-blocks the last wave read.
@@ -38,17 +40,33 @@ namespace fusionscope::kernels::detail {
 namespace {
 
 constexpr int BK = 64;
-constexpr int kThreads = 384;
+// A producer warpgroup and kConsumers consumer warpgroups: 2, or 3 for 192-row cooperative tiles.
+constexpr int threads_for(int consumers) {
+  return 128 * (1 + consumers);
+}
+// Registers a consumer thread takes (setmaxnreg) once the producer has given up all but 40:
+// the most that 128 x 40 + consumers x 128 x R leaves of the SM's 65536, a multiple of 8. (ptxas
+// fits the three-consumer kernels in their launch bound's 128, 96 of them accumulators, with
+// no spills.)
+constexpr int consumer_registers(int consumers) {
+  return consumers == 2 ? 232 : 152;
+}
+static_assert(128 * 40 + 2 * 128 * consumer_registers(2) <= 65536);
+static_assert(128 * 40 + 3 * 128 * consumer_registers(3) <= 65536);
 // Dynamic tiles: the ring of tile numbers the cluster's first CTA hands to the other (at least
 // kStages deep: a number is overwritten only once the tile kStages later has its first stage).
 constexpr uint32_t kTileRing = 8;
 
-// kBN: the tile's columns (of the product; a gated tile gives kBN / 2 output columns).
-template <bool kPingPong, bool kPlain, int kBN>
+// kBN: the tile's columns (of the product; a gated tile gives kBN / 2 output columns);
+// kConsumers: consumer warpgroups, 64 rows each in a cooperative tile.
+template <bool kPingPong, bool kPlain, int kBN, int kConsumers = 2>
 struct Layout {
   static_assert(kBN == 256 || (!kPingPong && (kBN == 128 || kBN == 192)),
                 "256-wide tiles, or cooperative 128- or 192-wide ones");
-  static constexpr int kTileRows = kPingPong ? 64 : 128;  // rows a CTA loads per k-block
+  static_assert(kConsumers == 2 || (kConsumers == 3 && !kPingPong && kBN == 192 && !kPlain),
+                "three consumers: gated cooperative 192 x 192 tiles (96 accumulators each)");
+  // Rows a CTA loads per k-block.
+  static constexpr int kTileRows = kPingPong ? 64 : 64 * kConsumers;
   static constexpr uint32_t kBytesA = kTileRows * BK * 2;
   static constexpr uint32_t kBytesB = kBN * BK * 2;
   // The output goes out in 64-row boxes of 64 columns, 128-byte-swizzled; a gated 192-wide tile's
@@ -61,11 +79,12 @@ struct Layout {
   // As many stages as the rest of the 227 KiB leaves room for (3 to 6).
   // Per stage: its A and B, its two barriers and (dynamic tiles) the number of its tile; fixed:
   // the staging, the alignment, three barriers and the tile numbers' ring.
-  static constexpr size_t kFixedBytes = 2 * kStagingPerWg + 1024 + 3 * 8 + kTileRing * 12;
+  static constexpr size_t kFixedBytes = kConsumers * kStagingPerWg + 1024 + 3 * 8 + kTileRing * 12;
   static constexpr int kStages =
       static_cast<int>(std::min<size_t>(6, (232448 - kFixedBytes) / (kBytesA + kBytesB + 20)));
-  static constexpr size_t kSmemBytes = size_t{kStages} * (kBytesA + kBytesB) + 2 * kStagingPerWg +
-                                       (2 * kStages + 3) * 8 + kStages * 4 + kTileRing * 12 + 1024;
+  static constexpr size_t kSmemBytes = size_t{kStages} * (kBytesA + kBytesB) +
+                                       kConsumers * kStagingPerWg + (2 * kStages + 3) * 8 +
+                                       kStages * 4 + kTileRing * 12 + 1024;
   static_assert(kStages <= int(kTileRing), "the tile numbers' ring is as deep as the stages");
   static_assert(kStages >= 3 && kSmemBytes <= 232448, "over the 227 KiB a block may have");
 };
@@ -151,14 +170,14 @@ __device__ __forceinline__ WorkItem work_item(uint32_t w, const Params& p) {
 
 // kSplit: built for a split tail (Params::split > 1); without it the kernel takes every tile
 // whole and carries none of the split's code.
-template <typename T, Activation A, bool kPingPong, int kBN, bool kSplit>
-__global__ void __launch_bounds__(kThreads, 1)
+template <typename T, Activation A, bool kPingPong, int kBN, bool kSplit, int kConsumers = 2>
+__global__ void __launch_bounds__(threads_for(kConsumers), 1)
     hopper_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a,
                        const __grid_constant__ CUtensorMap tmap_b,
                        const __grid_constant__ CUtensorMap tmap_out, const Params p) {
 #ifdef FS_SM90A
   constexpr bool kPlain = A == Activation::kNone;
-  using L = Layout<kPingPong, kPlain, kBN>;
+  using L = Layout<kPingPong, kPlain, kBN, kConsumers>;
   constexpr int kStages = L::kStages;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   // 128-byte swizzled tiles want 1024-byte alignment (of the shared-memory address).
@@ -167,7 +186,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint8_t* tiles_a = base;
   uint8_t* tiles_b = tiles_a + kStages * L::kBytesA;
   uint8_t* staging = tiles_b + kStages * L::kBytesB;
-  uint64_t* full = reinterpret_cast<uint64_t*>(staging + 2 * L::kStagingPerWg);
+  uint64_t* full = reinterpret_cast<uint64_t*>(staging + kConsumers * L::kStagingPerWg);
   uint64_t* empty = full + kStages;
   // Ping-pong: order[c] opens warpgroup c's next main loop once the other one has issued its
   // own. Besides alternating the tensor cores between the two, this keeps every wait on a `full`
@@ -207,7 +226,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(&full[s], 1);
       // Every consumer warpgroup of every CTA this CTA's loads are multicast to: itself, its
       // peer along M (half of B) and its peer along N (half of A).
-      mbar_init(&empty[s], (kPingPong ? 1 : 2) * (p.cluster_m + p.cluster_n - 1));
+      mbar_init(&empty[s], (kPingPong ? 1 : kConsumers) * (p.cluster_m + p.cluster_n - 1));
     }
     mbar_init(&order[0], 1);
     mbar_init(&order[1], 1);
@@ -309,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(consumer_registers(kConsumers)));
     const int c = wg - 1;
     const int warp = tid / 32, lane = tid % 32;
     const uint32_t staging_u32 = smem_u32(staging) + c * L::kStagingPerWg;
@@ -399,7 +418,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       // slot, 16-byte words strided by the warpgroup (coalesced, no shared memory).
       if (kSplit && t >= p.dp_tiles) {
         constexpr uint32_t kSlotWords = 128 * (kBN / 8);  // float4s a consumer's slot
-        const uint32_t q = ((t - p.dp_tiles) * cluster + rank) * 2 + static_cast<uint32_t>(c);
+        const uint32_t q =
+            ((t - p.dp_tiles) * cluster + rank) * kConsumers + static_cast<uint32_t>(c);
         unsigned* flag = p.flags + q;
         float4* slots =
             reinterpret_cast<float4*>(p.partials) + size_t{q} * (p.split - 1) * kSlotWords;
@@ -491,26 +511,32 @@ using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Params);
 struct KernelChoice {
   KernelFn fn = nullptr;
   size_t smem = 0;
+  unsigned threads = 0;
 };
 
-template <typename T, Activation A, bool kPingPong, int kBN>
+template <typename T, Activation A, bool kPingPong, int kBN, int kConsumers = 2>
 KernelChoice choice(bool split) {
-  constexpr size_t kSmem = Layout<kPingPong, A == Activation::kNone, kBN>::kSmemBytes;
+  constexpr size_t kSmem = Layout<kPingPong, A == Activation::kNone, kBN, kConsumers>::kSmemBytes;
+  constexpr unsigned kThreads = threads_for(kConsumers);
   if constexpr (kPingPong)
-    return {&hopper_gemm_kernel<T, A, true, kBN, false>, kSmem};
+    return {&hopper_gemm_kernel<T, A, true, kBN, false>, kSmem, kThreads};
+  else if constexpr (kConsumers == 3)  // no split tail (the constructor refuses one)
+    return {&hopper_gemm_kernel<T, A, false, kBN, false, 3>, kSmem, kThreads};
   else
     return {split ? &hopper_gemm_kernel<T, A, false, kBN, true>
                   : &hopper_gemm_kernel<T, A, false, kBN, false>,
-            kSmem};
+            kSmem, kThreads};
 }
 
 template <typename T>
-KernelChoice pick_kernel_typed(Activation act, bool ping_pong, int tile_n, bool split) {
+KernelChoice pick_kernel_typed(Activation act, bool ping_pong, int tile_m, int tile_n, bool split) {
   KernelChoice k;
   dispatch_activation(act, [&]<Activation A>() {
     if (ping_pong)
       k = choice<T, A, true, 256>(false);
-    else if (tile_n == 128)
+    else if (tile_m == 192) {
+      if constexpr (A != Activation::kNone) k = choice<T, A, false, 192, 3>(false);
+    } else if (tile_n == 128)
       k = choice<T, A, false, 128>(split);
     else if (tile_n == 192)
       k = choice<T, A, false, 192>(split);
@@ -520,9 +546,12 @@ KernelChoice pick_kernel_typed(Activation act, bool ping_pong, int tile_n, bool 
   return k;
 }
 
-KernelChoice pick_kernel(DType dtype, Activation act, bool ping_pong, int tile_n, bool split) {
-  if (dtype == DType::kBf16) return pick_kernel_typed<__nv_bfloat16>(act, ping_pong, tile_n, split);
-  if (dtype == DType::kFp16) return pick_kernel_typed<__half>(act, ping_pong, tile_n, split);
+KernelChoice pick_kernel(DType dtype, Activation act, bool ping_pong, int tile_m, int tile_n,
+                         bool split) {
+  if (dtype == DType::kBf16)
+    return pick_kernel_typed<__nv_bfloat16>(act, ping_pong, tile_m, tile_n, split);
+  if (dtype == DType::kFp16)
+    return pick_kernel_typed<__half>(act, ping_pong, tile_m, tile_n, split);
   throw CudaError("the Hopper GEMM takes fp16 or bf16");
 }
 
@@ -543,8 +572,10 @@ static uint64_t l2_policy(L2Hint h) {
 std::string to_string(const HopperGemmConfig& c) {
   std::string s =
       std::string(c.schedule == HopperSchedule::kPingPong ? "ping-pong" : "cooperative") +
-      (c.tile_n != 256 ? " " + std::to_string(c.tile_n) + " wide" : std::string()) + ", cluster " +
-      std::to_string(c.cluster) +
+      (c.tile_m != 128   ? " " + std::to_string(c.tile_m) + " x " + std::to_string(c.tile_n)
+       : c.tile_n != 256 ? " " + std::to_string(c.tile_n) + " wide"
+                         : std::string()) +
+      ", cluster " + std::to_string(c.cluster) +
       (c.cluster_n > 1 ? "x" + std::to_string(c.cluster_n) : std::string()) + ", group " +
       std::to_string(c.group_m);
   if (c.raster_n) s += " along N";
@@ -595,6 +626,7 @@ struct HopperGemm::Maps {
   std::map<const void*, CUtensorMap> a, out;
   KernelFn kernel = nullptr;
   size_t smem = 0;
+  unsigned threads = 0;
   Params params{};
   DeviceBuffer counter;          // dynamic tiles: back at zero after every launch
   DeviceBuffer partials, flags;  // split tail: the parts' sums, and each tail tile's count
@@ -615,6 +647,12 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   const int bn = config_.tile_n;
   if (bn != 256 && (ping_pong || (bn != 128 && bn != 192)))
     throw CudaError("Hopper GEMM: tiles are 256 wide, or cooperative 128 or 192 wide");
+  const int bm = config_.tile_m;
+  if (bm != 128 && (bm != 192 || ping_pong || bn != 192 || act == Activation::kNone ||
+                    config_.cluster_n != 1 || config_.stagger != 0 || config_.split_tail))
+    throw CudaError(
+        "Hopper GEMM: tiles are 128 rows, or gated cooperative 192 x 192 in clusters along M, "
+        "without a stagger or a split tail");
   if (config_.dynamic_tiles && (ping_pong || config_.cluster != 2 || config_.cluster_n != 1))
     throw CudaError(
         "Hopper GEMM: dynamic tiles are for the cooperative schedule in clusters of 2 along M");
@@ -630,9 +668,10 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   maps_ = std::make_unique<Maps>();
   // The kernel without the split's code first: both have the same occupancy, which the split's
   // plan needs; the split one replaces it below where the plan splits.
-  const KernelChoice kernel = pick_kernel(dtype, act, ping_pong, bn, false);
+  const KernelChoice kernel = pick_kernel(dtype, act, ping_pong, bm, bn, false);
   maps_->kernel = kernel.fn;
   maps_->smem = kernel.smem;
+  maps_->threads = kernel.threads;
   FS_CUDA(cudaFuncSetAttribute(maps_->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(maps_->smem)));
   const uint32_t cm = static_cast<uint32_t>(config_.cluster);
@@ -640,7 +679,7 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   const uint32_t cluster = cm * cn;
   maps_->b = encode_tma_map_128b(b, n, k, static_cast<uint32_t>(bn) / cm);
 
-  const uint64_t tile_rows = ping_pong ? 64 : 128;
+  const uint64_t tile_rows = ping_pong ? 64 : static_cast<uint64_t>(bm);
   Params& p = maps_->params;
   p.rows = static_cast<uint32_t>(rows);
   p.out_cols = static_cast<uint32_t>(act == Activation::kNone ? n : n / 2);
@@ -665,7 +704,7 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   if (cluster > 1) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(static_cast<unsigned>(sms / static_cast<int>(cluster) * cluster));
-    cfg.blockDim = dim3(kThreads);
+    cfg.blockDim = dim3(maps_->threads);
     cfg.dynamicSmemBytes = maps_->smem;
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeClusterDimension;
@@ -687,7 +726,7 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   p.dp_tiles = static_cast<uint32_t>(plan.dp_tiles);
   p.split = plan.split;
   if (plan.split > 1) {
-    maps_->kernel = pick_kernel(dtype, act, ping_pong, bn, true).fn;
+    maps_->kernel = pick_kernel(dtype, act, ping_pong, bm, bn, true).fn;
     FS_CUDA(cudaFuncSetAttribute(maps_->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(maps_->smem)));
     // Per tail tile, CTA and consumer warpgroup: split - 1 slots of 128 threads' accumulators
@@ -713,9 +752,10 @@ void HopperGemm::run(const void* a, void* out, cudaStream_t stream) {
   auto ia = maps_->a.find(a);
   if (ia == maps_->a.end())
     ia = maps_->a
-             .emplace(a, encode_tma_map_128b(
-                             a, rows_, k_,
-                             (ping_pong ? 64u : 128u) / static_cast<uint32_t>(config_.cluster_n)))
+             .emplace(
+                 a, encode_tma_map_128b(a, rows_, k_,
+                                        (ping_pong ? 64u : static_cast<uint32_t>(config_.tile_m)) /
+                                            static_cast<uint32_t>(config_.cluster_n)))
              .first;
   auto io = maps_->out.find(out);
   if (io == maps_->out.end())
@@ -727,7 +767,7 @@ void HopperGemm::run(const void* a, void* out, cudaStream_t stream) {
 
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(grid_);
-  cfg.blockDim = dim3(kThreads);
+  cfg.blockDim = dim3(maps_->threads);
   cfg.dynamicSmemBytes = maps_->smem;
   cfg.stream = stream;
   cudaLaunchAttribute attr{};

@@ -57,11 +57,20 @@ HopperGemmConfig parse_hopper_config(const std::string& text) {
     c.schedule = HopperSchedule::kPingPong;
   } else if (f[0].starts_with("coop")) {
     c.schedule = HopperSchedule::kCooperative;
-    if (f[0].size() > 4) c.tile_n = small_int(f[0].substr(4), 1, 1 << 16, "the tile width", text);
-    if (c.tile_n != 128 && c.tile_n != 192 && c.tile_n != 256)
+    // coop, coopN (128 rows, N wide) or coopMxN
+    const auto tile = split(f[0].substr(4), 'x');
+    if (tile.size() == 1 && !tile[0].empty())
+      c.tile_n = small_int(tile[0], 1, 1 << 16, "the tile width", text);
+    if (tile.size() == 2) {
+      c.tile_m = small_int(tile[0], 1, 1 << 16, "the tile's rows", text);
+      c.tile_n = small_int(tile[1], 1, 1 << 16, "the tile width", text);
+    }
+    if (tile.size() > 2 || (c.tile_n != 128 && c.tile_n != 192 && c.tile_n != 256))
       throw ConfigError("kernel pin '" + text + "': cooperative tiles are 128, 192 or 256 wide");
+    if (c.tile_m != 128 && (c.tile_m != 192 || c.tile_n != 192))
+      throw ConfigError("kernel pin '" + text + "': cooperative tiles are 128 rows, or 192 x 192");
   } else {
-    throw ConfigError("kernel pin '" + text + "': the schedule is coop[WIDTH] or pp");
+    throw ConfigError("kernel pin '" + text + "': the schedule is coop[WIDTH], coop192x192 or pp");
   }
   const auto sides = split(f[1], 'x');
   if (sides.empty() || sides.size() > 2)
@@ -95,8 +104,10 @@ HopperGemmConfig parse_hopper_config(const std::string& text) {
 
 std::string hopper_config_text(const HopperGemmConfig& c) {
   std::string s = c.schedule == HopperSchedule::kPingPong ? "pp:"
-                  : c.tile_n != 256                       ? "coop" + std::to_string(c.tile_n) + ":"
-                                                          : "coop:";
+                  : c.tile_m != 128
+                      ? "coop" + std::to_string(c.tile_m) + "x" + std::to_string(c.tile_n) + ":"
+                  : c.tile_n != 256 ? "coop" + std::to_string(c.tile_n) + ":"
+                                    : "coop:";
   s += std::to_string(c.cluster);
   if (c.cluster_n > 1) s += "x" + std::to_string(c.cluster_n);
   s += ":" + std::to_string(c.group_m);
