@@ -85,6 +85,8 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
       {true, 300, 200, 328, fk::DType::kBf16, fk::Activation::kGeluTanh},
       {true, 1000, 776, 3000, fk::DType::kFp16, fk::Activation::kSilu},  // several tiles per CTA
       {true, 136, 64, 136, fk::DType::kBf16, fk::Activation::kRelu},
+      // One k-block a tile and several tiles a CTA: each tile's stores wait for the next tile.
+      {true, 2000, 64, 3000, fk::DType::kBf16, fk::Activation::kGeluTanh},
       {false, 300, 328, 200, fk::DType::kFp16, fk::Activation::kNone},
       {false, 1000, 3000, 776, fk::DType::kBf16, fk::Activation::kNone},
   };

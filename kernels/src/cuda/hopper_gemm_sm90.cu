@@ -12,7 +12,9 @@
 //   256-wide tiles), one k-block in flight; a stage is released on the `empty` mbarrier of every
 //   CTA that received it. The epilogue (act(g) * u, or the plain product) goes to a per-warpgroup
 //   staging buffer in the TMA boxes' swizzled layout and out through TMA stores, which run while
-//   the next tile's main loop does.
+//   the next tile's main loop does. A gated cooperative tile's output pairs are held in
+//   registers until the next tile's first two k-blocks are issued, and staged and stored under
+//   those MMAs (deferred stores).
 // Tiles are numbered down groups of `group_m` cluster-rows, column by column, so the CTAs in
 // flight at once share a compact block of A rows and B columns that stays in L2; with K
 // serpentine a CTA's odd tiles walk K backward, starting on the k-blocks the last wave read.
@@ -268,7 +270,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
           const uint32_t s = it % kStages, round = it / kStages;
           const uint32_t full_s = full_u32 + s * 8;
           if (!armed || kb > 0) {
-            if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
+            if (round > 0) mbar_wait<true>(empty_u32 + s * 8, (round - 1) & 1);
             mbar_expect_tx(full_s, L::kBytesA + L::kBytesB);
           }
           const int k0 = static_cast<int>(kb0 + (backward ? count - 1 - kb : kb)) * BK;
@@ -306,7 +308,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
           const uint32_t s = it % kStages, round = it / kStages;
           // The stage is free, so the peer has issued the loads of the tile kStages earlier (or
           // later ones), and so has read its number: the ring's slot may be written again.
-          if (round > 0) mbar_wait(empty_u32 + s * 8, (round - 1) & 1);
+          if (round > 0) mbar_wait<true>(empty_u32 + s * 8, (round - 1) & 1);
           if (local > 0) {
             const uint32_t r = (local - 1) % kTileRing;
             if (first) {
@@ -315,7 +317,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
               st_async_u32(tile_slot_u32 + r * 4, t, tile_ready_u32 + r * 8, rank ^ 1u);
             } else {
               mbar_expect_tx(tile_ready_u32 + r * 8, 4);
-              mbar_wait(tile_ready_u32 + r * 8, ((local - 1) / kTileRing) & 1);
+              mbar_wait<true>(tile_ready_u32 + r * 8, ((local - 1) / kTileRing) & 1);
               t = tile_slot[r];
             }
           }
@@ -344,18 +346,90 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
         if (cn > 1) mbar_arrive_cluster(bar, rank ^ cm);  // peer along N (A)
       }
     };
-    float d[kBN / 2];
+    float d[kBN / 2] = {};
+    // Output pairs a thread stores from its accumulators: the plain product's (accumulators 2j,
+    // 2j + 1), or act(g) * u of gated chunk j / 2, row r (even j) or r + 8 (odd j). Even
+    // accumulator chunks are gate columns, odd ones the matching up columns.
+    constexpr int kOutPairs = kPlain ? kBN / 4 : kBN / 8;
+    auto out_pair = [&](int j) {
+      if constexpr (kPlain) {
+        return pack2<T>(d[2 * j], d[2 * j + 1]);
+      } else {
+        const float* g = &d[8 * (j / 2) + 2 * (j % 2)];
+        return pack2<T>(gated_product<A>(g[0], g[4]), gated_product<A>(g[1], g[5]));
+      }
+    };
+    // The staging and stores of a tile at (m0, n0) whose output pair j is pair(j).
+    auto epilogue = [&](uint32_t m0, uint32_t n0, auto pair) {
+      // The previous tile's TMA stores must have read the staging buffer.
+      if (tid == 0) bulk_wait_read_all();
+      named_sync(1 + c);
+      // Accumulator n8 chunk j: columns 8j + 2 (lane % 4) + {0, 1} of rows r and r + 8 (r = warp *
+      // 16 + lane / 4), once packed exactly a stmatrix fragment: each stmatrix.x4 stores output
+      // chunks c and c + 1 of this warp's 16 rows as four 8 x 8 matrices, lanes 8i..8i+7 giving
+      // the rows of matrix i (rows + 8 for odd i, chunk c + 1 for i >= 2), at the TMA box's
+      // swizzled positions (conflict-free: 128-byte rows, the 8 rows of a matrix differ in
+      // row % 8; 64-byte rows, the pairs of rows differ in row / 2 % 4).
+      const uint32_t row = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+      constexpr int kBoxChunks = L::kOutBoxCols / 8;
+      const uint32_t row_at = staging_u32 + row * (kBoxChunks * 16), cb = lane >> 4;
+      const uint32_t x = kBoxChunks == 8 ? (lane & 7) : (row >> 1) & 3;
+      auto chunk_pair_at = [&](int chunk) {  // even: chunks chunk and chunk + 1, in one box
+        return row_at + (chunk / kBoxChunks) * L::kOutBoxBytes +
+               ((((chunk % kBoxChunks) | cb) ^ x) << 4);
+      };
+      if constexpr (kPlain) {
+#pragma unroll
+        for (int j = 0; j < kBN / 8; j += 2)
+          stmatrix_x4(chunk_pair_at(j), pair(2 * j), pair(2 * j + 1), pair(2 * j + 2),
+                      pair(2 * j + 3));
+      } else {
+#pragma unroll
+        for (int q = 0; q < kBN / 16; q += 2)  // output chunks q and q + 1, rows r and r + 8
+          stmatrix_x4(chunk_pair_at(q), pair(2 * q), pair(2 * q + 1), pair(2 * q + 2),
+                      pair(2 * q + 3));
+      }
+      fence_proxy_async();  // the TMA engine reads what these threads wrote
+      named_sync(1 + c);
+      if (tid == 0) {
+        const uint32_t col0 = kPlain ? n0 : n0 / 2;
+        if (m0 < p.rows) {
+#pragma unroll
+          for (int bx = 0; bx < L::kOutBoxes; ++bx) {
+            const uint32_t col = col0 + bx * L::kOutBoxCols;
+            if (col < p.out_cols)
+              tma_store(&tmap_out, staging_u32 + bx * L::kOutBoxBytes, static_cast<int>(col),
+                        static_cast<int>(m0));
+          }
+        }
+        bulk_commit();
+      }
+    };
+    // Deferred stores (cooperative, two consumers, whole tiles): a finished tile's output pairs,
+    // activated as soon as its sums are (fp32 instructions beside a running wgmma slow the
+    // tensor cores 7.4x: tensor_overlap_bench), wait in `held` while the next tile's first
+    // kDeferAfter + 1 k-blocks are issued; their staging, fences and stores then run under
+    // those MMAs rather than between two tiles' main loops.
+    constexpr bool kDefer = !kPlain && !kPingPong && !kSplit && kConsumers == 2;
+    constexpr uint32_t kDeferAfter = 1;
+    uint32_t held[kOutPairs] = {};
+    bool holding = false;
+    uint32_t held_m0 = 0, held_n0 = 0;
+    auto finish_held = [&] {
+      epilogue(held_m0, held_n0, [&](int j) { return held[j]; });
+      holding = false;
+    };
     uint32_t local = 0;                                // position in this CTA's sequence of tiles
     uint32_t turns = 0;                                // ping-pong: waits on order[c] so far
     const uint32_t lead_at = min(p.stagger, kblocks);  // 0: no stagger
-    if (!kPingPong && c == 1 && lead_at > 0 && cid < tiles) mbar_wait(lead, 0);
+    if (!kPingPong && c == 1 && lead_at > 0 && cid < tiles) mbar_wait<true>(lead, 0);
     const bool dynamic = !kPingPong && p.counter != nullptr;
     const uint32_t items = kSplit ? p.dp_tiles + (tiles - p.dp_tiles) * p.split : tiles;
     for (uint32_t dealt = cid;; dealt += clusters, ++local) {
       WorkItem item{dealt, 0, 0, kblocks};
       if (dynamic) {  // the tile the producer put in this tile's first stage
         const uint32_t it0 = local * kblocks;
-        mbar_wait(full_u32 + (it0 % kStages) * 8, (it0 / kStages) & 1);
+        mbar_wait<true>(full_u32 + (it0 % kStages) * 8, (it0 / kStages) & 1);
         item.tile = stage_tile[it0 % kStages];
         // Every thread has read it before thread 0 releases the stage to the producer.
         named_sync(1 + c);
@@ -366,7 +440,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       const uint32_t t = item.tile;
       if (t >= tiles) break;
       if (kPingPong && (local & 1) != static_cast<uint32_t>(c)) continue;
-      if (kPingPong && local > 0) mbar_wait(&order[c], turns++ & 1);
+      if (kPingPong && local > 0) mbar_wait<true>(&order[c], turns++ & 1);
       uint32_t mc, nt;
       tile_coords(t, p, mc, nt);
       const uint32_t m0 =
@@ -388,7 +462,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       uint32_t s = it0 % kStages, phase = (it0 / kStages) & 1;
       uint32_t prev = 0;
       for (uint32_t kb = 0; kb < item.count; ++kb) {
-        mbar_wait(full_u32 + s * 8, phase);
+        mbar_wait<true>(full_u32 + s * 8, phase);
         const uint32_t da = desc_a + s * (L::kBytesA >> 4);
         const uint32_t db = desc_b + s * (L::kBytesB >> 4);
         wgmma_fence();
@@ -397,6 +471,9 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
           wgmma_tile<T, kBN>(d, smem_desc_from_lo(da + kk * 2), smem_desc_from_lo(db + kk * 2),
                              (kb > 0 || kk > 0) ? 1 : 0);
         wgmma_commit();
+        if constexpr (kDefer) {
+          if (holding && kb == kDeferAfter) finish_held();
+        }
         // One k-block stays in flight; the one before it has finished reading its stage.
         wgmma_wait<1>();
         if (tid == 0) {
@@ -412,6 +489,15 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       if (kPingPong && tid == 0) mbar_arrive(&order[c ^ 1]);  // every full wait of this tile passed
       wgmma_wait<0>();
       if (tid == 0) release(prev);
+      if constexpr (kDefer) {
+        if (holding) finish_held();  // a tile of at most kDeferAfter k-blocks
+#pragma unroll
+        for (int j = 0; j < kOutPairs; ++j) held[j] = out_pair(j);
+        holding = true;
+        held_m0 = m0;
+        held_n0 = n0;
+        continue;
+      }
 
       // A split tail tile: every part but the last leaves its sums for the last one, which
       // adds them before the epilogue. Each thread's accumulators go to the same place in every
@@ -446,56 +532,10 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
         if (tid == 0) *flag = 0;  // for the next launch, which starts after this one ends
       }
 
-      // Epilogue. The previous tile's TMA stores must have read the staging buffer.
-      if (tid == 0) bulk_wait_read_all();
-      named_sync(1 + c);
-      // Accumulator n8 chunk j: columns 8j + 2 (lane % 4) + {0, 1} of rows r and r + 8 (r = warp *
-      // 16 + lane / 4), once packed exactly a stmatrix fragment: each stmatrix.x4 stores output
-      // chunks c and c + 1 of this warp's 16 rows as four 8 x 8 matrices, lanes 8i..8i+7 giving
-      // the rows of matrix i (rows + 8 for odd i, chunk c + 1 for i >= 2), at the TMA box's
-      // swizzled positions (conflict-free: 128-byte rows, the 8 rows of a matrix differ in
-      // row % 8; 64-byte rows, the pairs of rows differ in row / 2 % 4).
-      const uint32_t row = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
-      constexpr int kBoxChunks = L::kOutBoxCols / 8;
-      const uint32_t row_at = staging_u32 + row * (kBoxChunks * 16), cb = lane >> 4;
-      const uint32_t x = kBoxChunks == 8 ? (lane & 7) : (row >> 1) & 3;
-      auto chunk_pair_at = [&](int chunk) {  // even: chunks chunk and chunk + 1, in one box
-        return row_at + (chunk / kBoxChunks) * L::kOutBoxBytes +
-               ((((chunk % kBoxChunks) | cb) ^ x) << 4);
-      };
-      if constexpr (kPlain) {
-#pragma unroll
-        for (int j = 0; j < kBN / 8; j += 2)
-          stmatrix_x4(chunk_pair_at(j), pack2<T>(d[4 * j], d[4 * j + 1]),
-                      pack2<T>(d[4 * j + 2], d[4 * j + 3]), pack2<T>(d[4 * j + 4], d[4 * j + 5]),
-                      pack2<T>(d[4 * j + 6], d[4 * j + 7]));
-      } else {
-        // Even accumulator chunks are gate columns, odd ones the matching up columns: output
-        // chunk q from accumulator chunks 2q and 2q + 1.
-        auto out = [&](int q, int i) {  // row r (i = 0) or r + 8 (i = 2) of output chunk q
-          const float* g = &d[8 * q + i];
-          const float* u = &d[8 * q + 4 + i];
-          return pack2<T>(gated_product<A>(g[0], u[0]), gated_product<A>(g[1], u[1]));
-        };
-#pragma unroll
-        for (int q = 0; q < kBN / 16; q += 2)
-          stmatrix_x4(chunk_pair_at(q), out(q, 0), out(q, 2), out(q + 1, 0), out(q + 1, 2));
-      }
-      fence_proxy_async();  // the TMA engine reads what these threads wrote
-      named_sync(1 + c);
-      if (tid == 0) {
-        const uint32_t col0 = kPlain ? n0 : n0 / 2;
-        if (m0 < p.rows) {
-#pragma unroll
-          for (int bx = 0; bx < L::kOutBoxes; ++bx) {
-            const uint32_t col = col0 + bx * L::kOutBoxCols;
-            if (col < p.out_cols)
-              tma_store(&tmap_out, staging_u32 + bx * L::kOutBoxBytes, static_cast<int>(col),
-                        static_cast<int>(m0));
-          }
-        }
-        bulk_commit();
-      }
+      epilogue(m0, n0, out_pair);
+    }
+    if constexpr (kDefer) {
+      if (holding) finish_held();
     }
     if (tid == 0) bulk_wait_all();
   }
