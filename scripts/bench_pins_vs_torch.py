@@ -7,8 +7,9 @@ alone in short bursts. Under the H100's and H200's 700 W cap a pass sustained fo
 a clock set by its energy, so this times each choice as `bench_vs_torch.py` times the sweep:
 whole passes in windows of at least --min-window-ms, every contender once per round in rotating
 order, the median of --rounds rounds, with the mean SM clock and power of its windows. First it
-prints the kernels of 20 passes of torch.compile and 20 of ours (tuned), from the PyTorch
-profiler, so each side's GEMMs can be held against each other from the same capture.
+prints the kernels of 20 passes of torch.compile and 20 of ours (tuned), interleaved, from the
+PyTorch profiler, so each side's GEMMs can be held against each other from the same capture
+(--passes sets how many; --kernels-only stops there).
 
   python3 scripts/bench_pins_vs_torch.py --bench build/bench/kernels/kernels_bench \\
       --shape 8192x768x3072:bf16:gelu-tanh --shape 1536x4096x3072:fp16:silu
@@ -33,10 +34,10 @@ GATED = ["coop:2:8:ms:ln:0", "coop192:2:8:ms:ln:0", "coop192:1:8:ms:ln:0", "coop
 DOWN = ["cublaslt", "coop:2:8:ms:ln:0", "coop192:2:8:ms:ln:0", "coop192:1:8:ms:ln:0"]
 
 
-def kernel_table(comp, x, tuned):
+def kernel_table(comp, x, tuned, passes):
     from torch.profiler import ProfilerActivity, profile
     with torch.no_grad(), profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for i in range(20):
+        for i in range(passes):
             comp(x[i % len(x)])
             tuned.forward(i % tuned.sets)
         torch.cuda.synchronize()
@@ -58,7 +59,10 @@ def one_shape(args, shape, ours, l2, sampler):
         comp(x[0])
     gated0, down0 = tuned.kernel_choices.split()[:2]
     print(f"{cfg['name']}: tuned {tuned.kernel_choices}")
-    kernel_table(comp, x, tuned)
+    kernel_table(comp, x, tuned, args.passes)
+    if args.kernels_only:
+        tuned.close()
+        return
     contenders = {"torch.compile": (comp, x), "tuned": (tuned.forward, list(range(tuned.sets)))}
     handles = [tuned]
     pins = [f"gated={g} {down0}" for g in GATED if f"gated={g}" != gated0]
@@ -92,7 +96,13 @@ def main():
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--min-window-ms", type=float, default=300)
+    ap.add_argument("--passes", type=int, default=20,
+                    help="passes of each side in the profiler's capture")
+    ap.add_argument("--kernels-only", action="store_true",
+                    help="print the captured kernels of each shape and time no pins")
     args = ap.parse_args()
+    if args.passes < 1:
+        ap.error("--passes must be at least 1")
     ours = b.load_ours(args)
     if ours is None:
         return 2
