@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <random>
 #include <set>
 
 #include "fusionscope/kernels/runner.h"
@@ -230,6 +232,46 @@ TEST(RunnerGpuSanitize, EveryVariantOnce) {
       expect_correct(k.config, *k.variant, o);
     else
       expect_all_variants_correct(k.config, o);
+  }
+}
+
+// Shapes no one chose: a seeded stream of gated MLPs (rows 1-8192, dim and hidden any multiple
+// of 8 up to 4096 and 8192) and plain MLPs (widths 8-128, 1-8 layers, up to a million rows)
+// through every variant that applies. FUSIONSCOPE_TEST_SEED picks another stream; the seed is
+// printed so that a failure can be run again.
+TEST(RunnerGpuRandom, SeededShapesEveryVariant) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  const char* env = std::getenv("FUSIONSCOPE_TEST_SEED");
+  const uint32_t seed = env ? static_cast<uint32_t>(std::strtoul(env, nullptr, 10)) : 20261128u;
+  std::printf("  seed %u\n", seed);
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  const fk::DType dtypes[] = {fk::DType::kFp16, fk::DType::kBf16};
+  const int64_t rows_choices[] = {1, 3, 64, 127, 129, 1000, 2049, 4095, 5000, 8192};
+  for (int i = 0; i < 12; ++i) {
+    const int64_t rows = rows_choices[pick(0, 9)];
+    const int64_t dim = 8 * pick(1, 512), hidden = 8 * pick(1, 1024);
+    const auto act = pick(0, 1) ? fk::Activation::kSilu : fk::Activation::kGeluTanh;
+    const fk::DType dtype = dtypes[pick(0, 1)];
+    expect_all_variants_correct(make(fk::MlpKind::kGated, rows, {dim, hidden}, false, dtype, act));
+  }
+  const int64_t mlp_rows[] = {1, 100, 4097, 65536, 1000001};
+  const fk::Activation acts[] = {fk::Activation::kRelu, fk::Activation::kGeluTanh,
+                                 fk::Activation::kSilu, fk::Activation::kNone};
+  for (int i = 0; i < 10; ++i) {
+    // Drawn one statement at a time: the order of a call's arguments is the compiler's.
+    // One width a multiple of 16 (the fully fused kernel's), or each its own multiple of 8.
+    const auto n_widths = static_cast<size_t>(pick(2, 9));  // 1-8 layers
+    std::vector<int64_t> widths(n_widths, 16 * pick(1, 8));
+    if (i % 3 == 2)
+      for (auto& w : widths) w = 8 * pick(1, 16);
+    const int64_t rows = mlp_rows[pick(0, 4)];
+    const bool bias = pick(0, 1) == 1;
+    const fk::DType dtype = dtypes[pick(0, 1)];
+    expect_all_variants_correct(
+        make(fk::MlpKind::kMlp, rows, widths, bias, dtype, acts[pick(0, 3)]));
   }
 }
 
