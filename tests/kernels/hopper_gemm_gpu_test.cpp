@@ -94,6 +94,14 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
   for (const auto& s : shapes) {
     // The tuner's candidates (past the L2 too) and every tile width in a cluster of 1 and of 2.
     auto configs = fd::hopper_gemm_candidates(s.act, true);
+    // A cluster along N (A multicast, tiles of 128 rows) at every tile width.
+    for (int tile_n : {128, 192, 256})
+      configs.push_back({.cluster = 1,
+                         .group_m = 3,
+                         .cluster_n = 2,
+                         .k_serpentine = true,
+                         .hint_a = fd::L2Hint::kEvictLast,
+                         .tile_n = tile_n});
     for (int tile_n : {128, 192})
       for (int cluster : {1, 2})
         configs.push_back(
