@@ -89,6 +89,11 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
       {true, 2000, 64, 3000, fk::DType::kBf16, fk::Activation::kGeluTanh},
       {false, 300, 328, 200, fk::DType::kFp16, fk::Activation::kNone},
       {false, 1000, 3000, 776, fk::DType::kBf16, fk::Activation::kNone},
+      // A last cluster-row of at most 128 rows, whose pairs work side by side: alone (100
+      // rows), and after four whole ones with an odd number of column tiles (23 and 3).
+      {true, 100, 264, 1000, fk::DType::kFp16, fk::Activation::kSilu},
+      {true, 1100, 776, 2904, fk::DType::kBf16, fk::Activation::kGeluTanh},
+      {false, 1100, 3000, 600, fk::DType::kFp16, fk::Activation::kNone},
   };
   uint64_t seed = 7;
   for (const auto& s : shapes) {

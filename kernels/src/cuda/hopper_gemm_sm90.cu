@@ -92,9 +92,12 @@ struct Layout {
 };
 
 struct Params {
-  uint32_t rows;          // rows of A and of the output
-  uint32_t out_cols;      // columns of the output (n / 2 gated, n plain)
-  uint32_t tiles_mc;      // cluster-rows of tiles
+  uint32_t rows;      // rows of A and of the output
+  uint32_t out_cols;  // columns of the output (n / 2 gated, n plain)
+  uint32_t tiles_mc;  // cluster-rows of tiles
+  // 1: the last cluster-row (of a pair along M) holds at most 128 rows; its CTAs work side by
+  // side along N on those rows instead of one of them on rows past the end (see tile_coords).
+  uint32_t ragged;
   uint32_t tiles_n;       // cluster-columns of tiles (cluster_n 256-wide columns each)
   uint32_t kblocks;       // 64-deep k-blocks
   uint32_t cluster;       // CTAs per cluster: cluster_m * cluster_n
@@ -120,6 +123,11 @@ struct Params {
   unsigned* flags;
 };
 
+// Tiles of the launch: a ragged last cluster-row (Params::ragged) has its pairs side by side.
+__host__ __device__ __forceinline__ uint32_t tile_count(const Params& p) {
+  return p.ragged ? (p.tiles_mc - 1) * p.tiles_n + (p.tiles_n + 1) / 2 : p.tiles_mc * p.tiles_n;
+}
+
 #ifdef FS_SM90A
 #include "wgmma_m64n128k16.inc"
 #include "wgmma_m64n192k16.inc"
@@ -141,20 +149,29 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[kBN / 2], uint64_t da, uin
 // Grouped order: tile t -> (cluster-row mc, column nt). Along M: down group_m cluster-rows,
 // then the next column; along N: across group_m columns, then the next cluster-row. Selects,
 // not branches, so no divergent path leads into the wgmma loop.
-__device__ __forceinline__ void tile_coords(uint32_t t, const Params& p, uint32_t& mc,
-                                            uint32_t& nt) {
+// A ragged last cluster-row comes after the others, its tiles side by side: column nt of it is
+// the pair's two 128-row tiles on its rows at columns 2 nt and 2 nt + 1 (each CTA loads A and B
+// whole; nothing multicast). Clusters along M would leave one CTA of it computing zeros: at
+// 3128 rows, 200 of 3328.
+__device__ __forceinline__ void tile_coords(uint32_t t, const Params& p, uint32_t& mc, uint32_t& nt,
+                                            bool& side_by_side) {
+  const uint32_t whole_mc = p.tiles_mc - p.ragged;  // cluster-rows in grouped order
+  const uint32_t grouped = whole_mc * p.tiles_n;
+  side_by_side = t >= grouped;
+  const uint32_t rows_mc = max(whole_mc, 1u);  // no division by zero where none is grouped
   const bool along_n = p.raster_n != 0;
-  const uint32_t minor_tiles = along_n ? p.tiles_n : p.tiles_mc;
-  const uint32_t major_tiles = along_n ? p.tiles_mc : p.tiles_n;
+  const uint32_t minor_tiles = along_n ? p.tiles_n : rows_mc;
+  const uint32_t major_tiles = along_n ? rows_mc : p.tiles_n;
+  const uint32_t tg = side_by_side ? 0 : t;
   const uint32_t per_group = p.group_m * major_tiles;
-  const uint32_t g = t / per_group;
+  const uint32_t g = tg / per_group;
   const uint32_t first = g * p.group_m;
   const uint32_t in_group = min(minor_tiles - first, p.group_m);
-  const uint32_t r = t - g * per_group;
+  const uint32_t r = tg - g * per_group;
   const uint32_t minor = first + r % in_group;
   const uint32_t major = r / in_group;
-  mc = along_n ? major : minor;
-  nt = along_n ? minor : major;
+  mc = side_by_side ? whole_mc : (along_n ? major : minor);
+  nt = side_by_side ? t - grouped : (along_n ? minor : major);
 }
 
 // A cluster's work item w: a whole tile, or part `part` of a split tail tile, over k-blocks
@@ -242,7 +259,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
 
   const uint32_t clusters = gridDim.x / cluster;
   const uint32_t cid = blockIdx.x / cluster;
-  const uint32_t tiles = p.tiles_mc * p.tiles_n;
+  const uint32_t tiles = tile_count(p);
   const uint32_t kblocks = p.kblocks;
 
   if (wg == 0) {
@@ -256,9 +273,10 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       const auto load_tile = [&](uint32_t t, uint32_t local, bool armed, uint32_t kb0,
                                  uint32_t count) {
         uint32_t mc, nt;
-        tile_coords(t, p, mc, nt);
-        const int m0 = static_cast<int>((mc * cm + rm) * L::kTileRows);
-        const int n0 = static_cast<int>((nt * cn + rn) * kBN);
+        bool side;
+        tile_coords(t, p, mc, nt, side);
+        const int m0 = static_cast<int>((mc * cm + (side ? 0 : rm)) * L::kTileRows);
+        const int n0 = static_cast<int>((side ? nt * 2 + rm : nt * cn + rn) * kBN);
         // Along N, the CTAs of one row of the cluster (ranks rm, rm + cm) share A: each loads
         // half of its rows for both. Along M, those of one column (ranks cm * rn, + 1) share B.
         const uint16_t mask_a = static_cast<uint16_t>((1u << rm) | (1u << (rm + cm)));
@@ -276,6 +294,12 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
           const int k0 = static_cast<int>(kb0 + (backward ? count - 1 - kb : kb)) * BK;
           const uint32_t a_dst = tiles_a_u32 + s * L::kBytesA;
           const uint32_t b_dst = tiles_b_u32 + s * L::kBytesB;
+          if (side) {  // A and B whole, B in its two half boxes
+            tma_load_hint(a_dst, &tmap_a, full_s, k0, m0, p.policy_a);
+            tma_load_hint(b_dst, &tmap_b, full_s, k0, n0, p.policy_b);
+            tma_load_hint(b_dst + (kBN / 2) * 128, &tmap_b, full_s, k0, n0 + kBN / 2, p.policy_b);
+            continue;
+          }
           if (cn == 1) {
             tma_load_hint(a_dst, &tmap_a, full_s, k0, m0, p.policy_a);
           } else {
@@ -442,10 +466,11 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       if (kPingPong && (local & 1) != static_cast<uint32_t>(c)) continue;
       if (kPingPong && local > 0) mbar_wait<true>(&order[c], turns++ & 1);
       uint32_t mc, nt;
-      tile_coords(t, p, mc, nt);
-      const uint32_t m0 =
-          (mc * cm + rm) * L::kTileRows + (kPingPong ? 0 : static_cast<uint32_t>(c) * 64);
-      const uint32_t n0 = (nt * cn + rn) * kBN;
+      bool side;
+      tile_coords(t, p, mc, nt, side);
+      const uint32_t m0 = (mc * cm + (side ? 0 : rm)) * L::kTileRows +
+                          (kPingPong ? 0 : static_cast<uint32_t>(c) * 64);
+      const uint32_t n0 = (side ? nt * 2 + rm : nt * cn + rn) * kBN;
       const uint32_t a_offset = kPingPong ? 0 : static_cast<uint32_t>(c) * 64 * 128;
       // Low words of stage 0's descriptors; stage s and k-step kk are offsets in 16-byte units.
       const uint32_t desc_a = smem_desc_lo(tiles_a_u32 + a_offset);
@@ -726,6 +751,8 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   p.tiles_mc = static_cast<uint32_t>((rows + tile_rows * cm - 1) / (tile_rows * cm));
   const uint64_t tile_cols = static_cast<uint64_t>(bn) * cn;
   p.tiles_n = static_cast<uint32_t>((n + tile_cols - 1) / tile_cols);
+  const uint64_t last_rows = rows % (tile_rows * cm);
+  p.ragged = !ping_pong && bm == 128 && cm == 2 && cn == 1 && last_rows > 0 && last_rows <= 128;
   p.kblocks = static_cast<uint32_t>((k + BK - 1) / BK);
   p.cluster = cluster;
   p.cluster_m = cm;
@@ -758,7 +785,7 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
     if (n_clusters <= 0) throw CudaError("Hopper GEMM: no cluster of this size fits on the device");
     max_clusters = std::min(max_clusters, n_clusters);
   }
-  const uint64_t tiles = uint64_t{p.tiles_mc} * p.tiles_n;
+  const uint64_t tiles = tile_count(p);
   const SplitTail plan =
       config_.split_tail ? plan_split_tail(tiles, static_cast<uint64_t>(max_clusters), p.kblocks)
                          : SplitTail{tiles, 1, std::min<uint64_t>(tiles, max_clusters)};
