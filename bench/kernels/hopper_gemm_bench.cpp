@@ -48,16 +48,28 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-// gated:ROWS:DIM:HIDDEN:DTYPE:ACT or plain:ROWS:K:N:DTYPE
+// gated:ROWS:DIM:HIDDEN:DTYPE:ACT or plain:ROWS:K:N:DTYPE. Throws with the reason for a shape
+// the kernels do not take (the gated weight is interleaved in groups of 8 rows before any GEMM
+// could refuse it).
 Shape parse_shape(const std::string& s) {
   const auto f = split(s, ':');
-  if (f.size() < 5) throw std::runtime_error("bad shape '" + s + "'");
+  if (f.size() < 5 || (f[0] != "gated" && f[0] != "plain"))
+    throw std::runtime_error("bad shape '" + s +
+                             "': gated:ROWS:DIM:HIDDEN:DTYPE:ACT or plain:ROWS:K:N:DTYPE");
+  auto size = [&](const std::string& v) {
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 10)
+      throw std::runtime_error("bad shape '" + s + "': '" + v + "' is not a size");
+    return std::stoull(v);
+  };
   Shape sh;
   sh.text = s;
   sh.gated = f[0] == "gated";
-  sh.rows = std::stoull(f[1]);
-  sh.k = std::stoull(f[2]);
-  sh.n = std::stoull(f[3]);
+  sh.rows = size(f[1]);
+  sh.k = size(f[2]);
+  sh.n = size(f[3]);
+  if (sh.rows == 0 || sh.k == 0 || sh.n == 0 || sh.k % 8 || sh.n % 8)
+    throw std::runtime_error("bad shape '" + s +
+                             "': rows, k and n must be positive, k and n multiples of 8");
   sh.dtype = fk::parse_dtype(f[4]);
   if (sh.gated) sh.act = fk::parse_activation(f.size() > 5 ? f[5] : "gelu-tanh");
   return sh;
@@ -224,6 +236,14 @@ int run(int argc, char** argv) {
     warmup = std::min(warmup, 1);
     check_rows = 0;
   }
+  // Every shape checked before the GPU is touched.
+  std::vector<Shape> parsed;
+  try {
+    for (const auto& text : shapes) parsed.push_back(parse_shape(text));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
   int device = 0;
   cudaDeviceProp prop{};
   FS_CUDA(cudaGetDeviceProperties(&prop, device));
@@ -241,8 +261,8 @@ int run(int argc, char** argv) {
 
   std::vector<Row> rows;
   int failures = 0;
-  for (const auto& text : shapes) {
-    const Shape sh = parse_shape(text);
+  for (const Shape& sh : parsed) {
+    const std::string& text = sh.text;
     const double x_bytes = static_cast<double>(sh.rows * sh.k * 2);
     int n_sets =
         sets > 0
