@@ -94,9 +94,8 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
       {true, 100, 264, 1000, fk::DType::kFp16, fk::Activation::kSilu},
       {true, 1100, 776, 2904, fk::DType::kBf16, fk::Activation::kGeluTanh},
       {false, 1100, 3000, 600, fk::DType::kFp16, fk::Activation::kNone},
-      // Consumers whose 64 rows all lie past the last row, which skip their MMAs: the second
-      // of a side-by-side pair's (1064 rows), of a cluster's second CTA (1200), and in 192-row
-      // tiles the third (300 and 100 above).
+      // Warpgroups whose 64 rows all lie past the last row: the second of a side-by-side pair's
+      // (1064 rows) and of a cluster's second CTA (1200).
       {true, 1064, 520, 1304, fk::DType::kBf16, fk::Activation::kSilu},
       {false, 1200, 1000, 776, fk::DType::kBf16, fk::Activation::kNone},
   };

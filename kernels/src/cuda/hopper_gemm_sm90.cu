@@ -486,57 +486,34 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       const uint32_t it0 = local * kblocks;
       uint32_t s = it0 % kStages, phase = (it0 / kStages) & 1;
       uint32_t prev = 0;
-      // A consumer whose 64 rows all lie past the last row (a ragged last row of tiles) only
-      // waits for its stages and frees them: the tensor cores it shares with the other consumers
-      // are theirs for the tile, and nothing it would compute is stored. Not in the split
-      // kernels: there ptxas serialises every wgmma once a path skips them.
-      if (!kSplit && m0 >= p.rows) {
-        for (uint32_t kb = 0; kb < item.count; ++kb) {
-          mbar_wait<true>(full_u32 + s * 8, phase);
-          if constexpr (kDefer) {
-            if (holding && kb == kDeferAfter) finish_held();
-          }
-          if (tid == 0) {
-            release(s);
-            if (kb == lead_kb) mbar_arrive(lead);
-          }
-          if (++s == kStages) {
-            s = 0;
-            phase ^= 1;
-          }
-        }
-        if (kPingPong && tid == 0) mbar_arrive(&order[c ^ 1]);
-      } else {
-        for (uint32_t kb = 0; kb < item.count; ++kb) {
-          mbar_wait<true>(full_u32 + s * 8, phase);
-          const uint32_t da = desc_a + s * (L::kBytesA >> 4);
-          const uint32_t db = desc_b + s * (L::kBytesB >> 4);
-          wgmma_fence();
+      for (uint32_t kb = 0; kb < item.count; ++kb) {
+        mbar_wait<true>(full_u32 + s * 8, phase);
+        const uint32_t da = desc_a + s * (L::kBytesA >> 4);
+        const uint32_t db = desc_b + s * (L::kBytesB >> 4);
+        wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < BK / 16; ++kk)  // 16 elements = 32 bytes along the swizzled row
-            wgmma_tile<T, kBN>(d, smem_desc_from_lo(da + kk * 2), smem_desc_from_lo(db + kk * 2),
-                               (kb > 0 || kk > 0) ? 1 : 0);
-          wgmma_commit();
-          if constexpr (kDefer) {
-            if (holding && kb == kDeferAfter) finish_held();
-          }
-          // One k-block stays in flight; the one before it has finished reading its stage.
-          wgmma_wait<1>();
-          if (tid == 0) {
-            if (kb > 0) release(prev);
-            if (kb == lead_kb) mbar_arrive(lead);
-          }
-          prev = s;
-          if (++s == kStages) {
-            s = 0;
-            phase ^= 1;
-          }
+        for (int kk = 0; kk < BK / 16; ++kk)  // 16 elements = 32 bytes along the swizzled row
+          wgmma_tile<T, kBN>(d, smem_desc_from_lo(da + kk * 2), smem_desc_from_lo(db + kk * 2),
+                             (kb > 0 || kk > 0) ? 1 : 0);
+        wgmma_commit();
+        if constexpr (kDefer) {
+          if (holding && kb == kDeferAfter) finish_held();
         }
-        if (kPingPong && tid == 0)
-          mbar_arrive(&order[c ^ 1]);  // every full wait of this tile passed
-        wgmma_wait<0>();
-        if (tid == 0) release(prev);
+        // One k-block stays in flight; the one before it has finished reading its stage.
+        wgmma_wait<1>();
+        if (tid == 0) {
+          if (kb > 0) release(prev);
+          if (kb == lead_kb) mbar_arrive(lead);
+        }
+        prev = s;
+        if (++s == kStages) {
+          s = 0;
+          phase ^= 1;
+        }
       }
+      if (kPingPong && tid == 0) mbar_arrive(&order[c ^ 1]);  // every full wait of this tile passed
+      wgmma_wait<0>();
+      if (tid == 0) release(prev);
       if constexpr (kDefer) {
         if (holding) finish_held();  // a tile of at most kDeferAfter k-blocks
 #pragma unroll
