@@ -143,6 +143,118 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
   }
 }
 
+// ||out - ref|| / ||ref|| of a 16-bit output of n elements against an fp32 reference.
+double relative_error_of(const void* out, fk::DType dtype, const float* ref, uint64_t n,
+                         uint64_t& non_finite) {
+  fd::DeviceBuffer partials(fd::kCheckBlocks * 5 * sizeof(double));
+  fd::launch_compare(out, dtype, ref, n, partials.as<double>(), nullptr);
+  const fd::ErrorSums e = fd::finish_compare(partials.as<double>(), nullptr);
+  non_finite = e.non_finite;
+  return std::sqrt(e.sum_sq_error / e.sum_sq_reference);
+}
+
+// The whole gated MLP in one launch (HopperGemm::Pass): the product and y against the fp32
+// reference, on rows that end mid-band, a down projection whose last column tile is mostly past
+// dim, hidden widths that end mid-block, one k-block a gated tile, and lags from 1 to more bands
+// than there are; twice a shape, so that what one launch leaves in the band counts serves the
+// next.
+TEST(HopperGemmGpu, MlpPassInOneLaunch) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
+  struct PassShape {
+    uint64_t rows, dim, hidden;
+    fk::DType dtype;
+    fk::Activation act;
+  };
+  const PassShape shapes[] = {
+      {1000, 776, 3000, fk::DType::kBf16, fk::Activation::kGeluTanh},
+      {300, 264, 1000, fk::DType::kFp16, fk::Activation::kSilu},
+      {2000, 64, 520, fk::DType::kBf16, fk::Activation::kSilu},
+      {4100, 768, 3072, fk::DType::kBf16, fk::Activation::kGeluTanh},
+  };
+  fd::HopperGemmConfig cfg = fd::default_hopper_config();
+  cfg.dynamic_tiles = true;
+  uint64_t seed = 301;
+  for (const auto& s : shapes) {
+    const uint64_t wide = 2 * s.hidden;
+    fd::DeviceBuffer x(s.rows * s.dim * 2), wg(s.hidden * s.dim * 2), wu(s.hidden * s.dim * 2),
+        w(wide * s.dim * 2), wd(s.dim * s.hidden * 2), h(s.rows * s.hidden * 2),
+        y(s.rows * s.dim * 2);
+    fd::DeviceBuffer h_ref(s.rows * s.hidden * 4), u_ref(s.rows * s.hidden * 4),
+        y_ref(s.rows * s.dim * 4);
+    const float wb = std::sqrt(6.f / static_cast<float>(s.dim));
+    const float wdb = std::sqrt(6.f / static_cast<float>(s.hidden));
+    ++seed;
+    fd::launch_fill_uniform(x.get(), s.rows * s.dim, s.dtype, -1.f, 1.f, seed, 1, nullptr);
+    fd::launch_fill_uniform(wg.get(), s.hidden * s.dim, s.dtype, -wb, wb, seed, 2, nullptr);
+    fd::launch_fill_uniform(wu.get(), s.hidden * s.dim, s.dtype, -wb, wb, seed, 3, nullptr);
+    fd::launch_fill_uniform(wd.get(), s.dim * s.hidden, s.dtype, -wdb, wdb, seed, 4, nullptr);
+    fd::launch_interleave_gate_up(wg.get(), wu.get(), w.get(), s.hidden, s.dim, s.act, s.dtype,
+                                  nullptr);
+    fd::launch_reference_linear(x.get(), s.dtype, wg.get(), nullptr, s.dtype, h_ref.as<float>(),
+                                s.rows, s.hidden, s.dim, fk::Activation::kNone, nullptr);
+    fd::launch_reference_linear(x.get(), s.dtype, wu.get(), nullptr, s.dtype, u_ref.as<float>(),
+                                s.rows, s.hidden, s.dim, fk::Activation::kNone, nullptr);
+    fd::launch_reference_act_mul(h_ref.as<float>(), u_ref.as<float>(), s.rows * s.hidden, s.act,
+                                 nullptr);
+    fd::launch_reference_linear(h_ref.get(), fk::DType::kFp32, wd.get(), nullptr, s.dtype,
+                                y_ref.as<float>(), s.rows, s.dim, s.hidden, fk::Activation::kNone,
+                                nullptr);
+    for (uint32_t lag : {1u, 2u, 64u})
+      for (int tile : {192, 256}) {
+        fd::HopperGemm pass(s.dtype, s.act, s.rows, wide, s.dim, w.get(),
+                            fd::HopperGemm::Pass{wd.get(), s.dim, lag, tile}, cfg, 0);
+        for (int rep = 0; rep < 2; ++rep) {
+          FS_CUDA(cudaMemset(h.get(), 0xFF, s.rows * s.hidden * 2));
+          FS_CUDA(cudaMemset(y.get(), 0xFF, s.rows * s.dim * 2));
+          pass.run_pass(x.get(), h.get(), y.get(), nullptr);
+          FS_CUDA(cudaGetLastError());
+          uint64_t bad_h = 0, bad_y = 0;
+          const double rel_h =
+              relative_error_of(h.get(), s.dtype, h_ref.as<float>(), s.rows * s.hidden, bad_h);
+          const double rel_y =
+              relative_error_of(y.get(), s.dtype, y_ref.as<float>(), s.rows * s.dim, bad_y);
+          std::printf(
+              "  pass %llu x %llu -> %llu -> %llu %s, lag %u, down %d, launch %d: rel %.2e / "
+              "%.2e\n",
+              static_cast<unsigned long long>(s.rows), static_cast<unsigned long long>(s.dim),
+              static_cast<unsigned long long>(s.hidden), static_cast<unsigned long long>(s.dim),
+              std::string(fk::to_string(s.dtype)).c_str(), lag, tile, rep, rel_h, rel_y);
+          EXPECT_EQ(bad_h + bad_y, 0u);
+          EXPECT_LE(rel_h, fk::tolerance(s.dtype));
+          EXPECT_LE(rel_y, fk::tolerance(s.dtype));
+        }
+      }
+  }
+}
+
+TEST(HopperGemmGpu, MlpPassOnlyGatedCooperativeDynamic) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
+  fd::DeviceBuffer w(512 * 128 * 2), wd(128 * 256 * 2);
+  const fd::HopperGemm::Pass pass{wd.get(), 128, 4};
+  fd::HopperGemmConfig dynamic = fd::default_hopper_config();
+  dynamic.dynamic_tiles = true;
+  fd::HopperGemmConfig stride = dynamic, narrow = dynamic;
+  stride.dynamic_tiles = false;
+  narrow.tile_n = 192;
+  for (const auto& cfg : {stride, narrow})
+    EXPECT_THROW(fd::HopperGemm(fk::DType::kBf16, fk::Activation::kGeluTanh, 256, 512, 128, w.get(),
+                                pass, cfg, 0),
+                 fd::CudaError)
+        << fd::to_string(cfg);
+  EXPECT_THROW(fd::HopperGemm(fk::DType::kBf16, fk::Activation::kNone, 256, 512, 128, w.get(), pass,
+                              dynamic, 0),
+               fd::CudaError);
+  EXPECT_THROW(fd::HopperGemm(fk::DType::kBf16, fk::Activation::kGeluTanh, 256, 512, 128, w.get(),
+                              fd::HopperGemm::Pass{wd.get(), 100, 4}, dynamic, 0),
+               fd::CudaError);
+  fd::HopperGemm ok(fk::DType::kBf16, fk::Activation::kGeluTanh, 256, 512, 128, w.get(), pass,
+                    dynamic, 0);
+  EXPECT_TRUE(ok.is_pass());
+  EXPECT_THROW(ok.run(w.get(), wd.get(), nullptr), fd::CudaError);
+}
+
 // Shapes whose last wave of tiles fills a quarter of the clusters, so that its tiles split in
 // up to 4 parts along K; odd rows, a k that ends mid-block, and a last column of tiles that
 // the output only partly covers.
