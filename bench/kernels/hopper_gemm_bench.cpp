@@ -243,7 +243,8 @@ int run(int argc, char** argv) {
   std::string pass_down = "coop192:1:8:ms:ln";
   std::vector<int> pass_tiles{192};
   std::vector<std::string> pass_maps{"param"};
-  bool pass_stats = false;
+  bool pass_stats = false, pass_grouped = false;
+  std::vector<uint32_t> pass_count_at{3};
   app.add_option("--shape", shapes, "gated:ROWS:DIM:HIDDEN:DTYPE:ACT or plain:ROWS:K:N:DTYPE");
   app.add_option("--config", configs,
                  "SCHEDULE:CLUSTER[xN]:GROUP[:ORDER[:HINTS[:STAGGER]]], as kernel pins take it");
@@ -263,6 +264,10 @@ int run(int argc, char** argv) {
                  "launch with this lag in bands of 256 rows (repeatable)");
   app.add_option("--pass-down", pass_down, "our down projection's configuration beside the pass");
   app.add_option("--pass-tile", pass_tiles, "the pass's down tile widths, 192 and/or 256");
+  app.add_option("--pass-count-at", pass_count_at,
+                 "the k-block of a gated tile at which the previous one's stores are counted");
+  app.add_flag("--pass-grouped", pass_grouped,
+               "lags of at least the bands: the gated tiles in the grouped order");
   app.add_flag("--pass-stats", pass_stats,
                "print how long the pass's down tiles waited for their bands (20 launches)");
   app.add_option("--pass-maps", pass_maps,
@@ -409,51 +414,59 @@ int run(int argc, char** argv) {
         });
         for (const uint32_t lag : pass_lags)
           for (const int tile : pass_tiles)
-            for (const std::string& where : pass_maps) {
-              Entry e;
-              e.row = Row{text, "pass in one launch, lag " + std::to_string(lag) + ", down " +
-                                    std::to_string(tile) + ", maps " + where};
-              e.flops = pass_flops;
-              try {
-                gemms.push_back(std::make_unique<fd::HopperGemm>(
-                    sh.dtype, sh.act, sh.rows, cs.wide(), sh.k, cs.w(),
-                    fd::HopperGemm::Pass{wdp, dim, lag, tile, where == "global",
-                                         pass_stats ? stats.as<unsigned long long>() : nullptr},
-                    gcfg, device));
-                fd::HopperGemm* pass = gemms.back().get();
-                // Twice, poisoned between: the band counts one launch leaves must serve the next.
-                for (int rep = 0; rep < 2; ++rep) {
-                  FS_CUDA(cudaMemsetAsync(yp, 0xFF, sh.rows * dim * 2, s));
-                  FS_CUDA(cudaMemsetAsync(hp, 0xFF, sh.rows * hidden * 2, s));
-                  pass->run_pass(cs.x(0), hp, yp, s);
+            for (const std::string& where : pass_maps)
+              for (const bool grouped : {false, true})
+                for (const uint32_t count_at : pass_count_at) {
+                  if (grouped && (!pass_grouped || lag < (sh.rows + 255) / 256)) continue;
+                  Entry e;
+                  e.row = Row{text, "pass in one launch, lag " + std::to_string(lag) + ", down " +
+                                        std::to_string(tile) + ", maps " + where +
+                                        (grouped ? ", grouped" : "") + ", count at " +
+                                        std::to_string(count_at)};
+                  e.flops = pass_flops;
+                  try {
+                    gemms.push_back(std::make_unique<fd::HopperGemm>(
+                        sh.dtype, sh.act, sh.rows, cs.wide(), sh.k, cs.w(),
+                        fd::HopperGemm::Pass{wdp, dim, lag, tile, where == "global",
+                                             pass_stats ? stats.as<unsigned long long>() : nullptr,
+                                             grouped, count_at},
+                        gcfg, device));
+                    fd::HopperGemm* pass = gemms.back().get();
+                    // Twice, poisoned between: the band counts one launch leaves must serve the
+                    // next.
+                    for (int rep = 0; rep < 2; ++rep) {
+                      FS_CUDA(cudaMemsetAsync(yp, 0xFF, sh.rows * dim * 2, s));
+                      FS_CUDA(cudaMemsetAsync(hp, 0xFF, sh.rows * hidden * 2, s));
+                      pass->run_pass(cs.x(0), hp, yp, s);
+                    }
+                    FS_CUDA(cudaStreamSynchronize(s));
+                    e.row.rel = relative_difference(yp, yrp, sh.rows * dim, sh.dtype);
+                    e.row.ok = std::isfinite(e.row.rel) && e.row.rel <= fk::tolerance(sh.dtype);
+                    e.row.what += " (grid " + std::to_string(pass->grid()) + ")";
+                    if (pass_stats) {
+                      FS_CUDA(cudaMemsetAsync(stats.get(), 0, stats.bytes(), s));
+                      for (int i = 0; i < 20; ++i) pass->run_pass(cs.x(i % n_sets), hp, yp, s);
+                      unsigned long long st[2] = {};
+                      FS_CUDA(
+                          cudaMemcpyAsync(st, stats.get(), sizeof st, cudaMemcpyDeviceToHost, s));
+                      FS_CUDA(cudaStreamSynchronize(s));
+                      std::printf(
+                          "%s lag %u down %d: a launch's producers waited %.1f us in all, "
+                          "%.1f down tiles of %llu waited\n",
+                          text.c_str(), lag, tile, static_cast<double>(st[0]) / 20e3,
+                          static_cast<double>(st[1]) / 20.0,
+                          static_cast<unsigned long long>(2 * ((dim + tile - 1) / tile) *
+                                                          ((sh.rows + 255) / 256)));
+                    }
+                    e.launch = [=, &cs](int i) { pass->run_pass(cs.x(i), hp, yp, s); };
+                  } catch (const std::exception& ex) {
+                    std::printf("%s pass lag %u: %s\n", text.c_str(), lag, ex.what());
+                    e.row.ok = false;
+                    FS_CUDA(cudaGetLastError());
+                  }
+                  if (!e.row.ok) ++failures;
+                  entries.push_back(std::move(e));
                 }
-                FS_CUDA(cudaStreamSynchronize(s));
-                e.row.rel = relative_difference(yp, yrp, sh.rows * dim, sh.dtype);
-                e.row.ok = std::isfinite(e.row.rel) && e.row.rel <= fk::tolerance(sh.dtype);
-                e.row.what += " (grid " + std::to_string(pass->grid()) + ")";
-                if (pass_stats) {
-                  FS_CUDA(cudaMemsetAsync(stats.get(), 0, stats.bytes(), s));
-                  for (int i = 0; i < 20; ++i) pass->run_pass(cs.x(i % n_sets), hp, yp, s);
-                  unsigned long long st[2] = {};
-                  FS_CUDA(cudaMemcpyAsync(st, stats.get(), sizeof st, cudaMemcpyDeviceToHost, s));
-                  FS_CUDA(cudaStreamSynchronize(s));
-                  std::printf(
-                      "%s lag %u down %d: a launch's producers waited %.1f us in all, "
-                      "%.1f down tiles of %llu waited\n",
-                      text.c_str(), lag, tile, static_cast<double>(st[0]) / 20e3,
-                      static_cast<double>(st[1]) / 20.0,
-                      static_cast<unsigned long long>(2 * ((dim + tile - 1) / tile) *
-                                                      ((sh.rows + 255) / 256)));
-                }
-                e.launch = [=, &cs](int i) { pass->run_pass(cs.x(i), hp, yp, s); };
-              } catch (const std::exception& ex) {
-                std::printf("%s pass lag %u: %s\n", text.c_str(), lag, ex.what());
-                e.row.ok = false;
-                FS_CUDA(cudaGetLastError());
-              }
-              if (!e.row.ok) ++failures;
-              entries.push_back(std::move(e));
-            }
       } catch (const std::exception& ex) {
         std::printf("%s pass: %s\n", text.c_str(), ex.what());
         ++failures;

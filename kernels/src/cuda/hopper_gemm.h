@@ -119,6 +119,11 @@ class HopperGemm {
     // Where the producers add up their waits on bands (ns, then how many down tiles waited), or
     // null (a measurement).
     unsigned long long* stats = nullptr;
+    // Every gated tile first (lag at least the bands), in the gated GEMM's grouped order.
+    bool grouped = false;
+    // The k-block of a gated tile at which the previous tile's stores are counted (their
+    // completion waited for there; later than the tile's last k-block: at its epilogue).
+    uint32_t count_at = 3;
   };
   HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k, const void* b,
              const Pass& pass, HopperGemmConfig config, int device);

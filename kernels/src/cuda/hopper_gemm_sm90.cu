@@ -143,6 +143,10 @@ struct Params {
   // A pass, measured: [0] ns the producers waited on bands, [1] down tiles that waited (null:
   // not measured).
   unsigned long long* pass_stats;
+  // 1: lag == tiles_mc and the gated tiles in tile_coords' grouped order (a measurement).
+  uint32_t pass_grouped;
+  // The k-block of a gated tile at which the previous tile's completed stores are counted.
+  uint32_t pass_count_at;
 };
 
 // Tiles of the launch: a ragged last cluster-row (Params::ragged) has its pairs side by side.
@@ -164,19 +168,6 @@ __host__ __device__ __forceinline__ uint32_t pass_tile_count(const Params& p) {
 #include "wgmma_m64n192k16.inc"
 #include "wgmma_m64n256k16.inc"
 using namespace sm90;
-
-__device__ __forceinline__ PassTile pass_tile(uint32_t t, const Params& p) {
-  const uint32_t g = p.tiles_n, d = p.pass_down_n, lag = p.pass_lag;
-  if (t < lag * g) return {false, t / g, t % g};
-  uint32_t u = t - lag * g;
-  const uint32_t steady = (p.tiles_mc - lag) * (g + d);
-  if (u < steady) {
-    const uint32_t step = u / (g + d), r = u % (g + d);
-    return r < g ? PassTile{false, lag + step, r} : PassTile{true, step, r - g};
-  }
-  u -= steady;
-  return {true, p.tiles_mc - lag + u / d, u % d};
-}
 
 // One k16 step of a warpgroup's 64 x kBN tile.
 template <typename T, int kBN>
@@ -216,6 +207,27 @@ __device__ __forceinline__ void tile_coords(uint32_t t, const Params& p, uint32_
   const uint32_t major = r / in_group;
   mc = side_by_side ? whole_mc : (along_n ? major : minor);
   nt = side_by_side ? t - grouped : (along_n ? minor : major);
+}
+
+__device__ __forceinline__ PassTile pass_tile(uint32_t t, const Params& p) {
+  const uint32_t g = p.tiles_n, d = p.pass_down_n, lag = p.pass_lag;
+  if (t < lag * g) {
+    if (p.pass_grouped) {  // every gated tile first (lag == tiles_mc), in the grouped order
+      uint32_t mc, nt;
+      bool side;
+      tile_coords(t, p, mc, nt, side);
+      return {false, mc, nt};
+    }
+    return {false, t / g, t % g};
+  }
+  uint32_t u = t - lag * g;
+  const uint32_t steady = (p.tiles_mc - lag) * (g + d);
+  if (u < steady) {
+    const uint32_t step = u / (g + d), r = u % (g + d);
+    return r < g ? PassTile{false, lag + step, r} : PassTile{true, step, r - g};
+  }
+  u -= steady;
+  return {true, p.tiles_mc - lag + u / d, u % d};
 }
 
 // A cluster's work item w: a whole tile, or part `part` of a split tail tile, over k-blocks
@@ -691,7 +703,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
           // A pass: the held tile's stores, issued two k-blocks ago, have long completed; count
           // them now rather than at the next epilogue, so that its band's down tiles wait less.
           if constexpr (kPass && kW == kBN)
-            if (kb == kDeferAfter + 2 && tid == 0 && pending_band != kNoBand) count_pending();
+            if (kb == p.pass_count_at && tid == 0 && pending_band != kNoBand) count_pending();
           // One k-block stays in flight; the one before it has finished reading its stage.
           wgmma_wait<1>();
           if (tid == 0) {
@@ -1055,6 +1067,8 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
     FS_CUDA(cudaMemset(maps_->band_done.get(), 0, maps_->band_done.bytes()));
     p.band_done = maps_->band_done.as<unsigned>();
     p.pass_stats = pass->stats;
+    p.pass_grouped = pass->grouped && p.pass_lag == p.tiles_mc ? 1 : 0;
+    p.pass_count_at = pass->count_at;
   }
   const uint64_t tiles = pass ? pass_tile_count(p) : tile_count(p);
   const SplitTail plan =
