@@ -5,10 +5,6 @@
 //
 //   hopper_gemm_bench --shape gated:8192:4096:14336:bf16:silu --shape plain:8192:14336:4096:bf16
 //   hopper_gemm_bench --odd   # every configuration on small shapes that fit no tile (sanitizers)
-//   # the whole MLP pass: the gated GEMM and a down projection, and both in one launch
-//   hopper_gemm_bench --shape gated:8192:768:3072:bf16:gelu-tanh --config coop:2:8:msd:ln --pass 4
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -77,31 +73,6 @@ Shape parse_shape(const std::string& s) {
   sh.dtype = fk::parse_dtype(f[4]);
   if (sh.gated) sh.act = fk::parse_activation(f.size() > 5 ? f[5] : "gelu-tanh");
   return sh;
-}
-
-// ||a - b|| / ||b|| of two 16-bit device arrays of n elements.
-double relative_difference(const void* a, const void* b, uint64_t n, fk::DType dtype) {
-  std::vector<uint16_t> ha(n), hb(n);
-  FS_CUDA(cudaMemcpy(ha.data(), a, n * 2, cudaMemcpyDeviceToHost));
-  FS_CUDA(cudaMemcpy(hb.data(), b, n * 2, cudaMemcpyDeviceToHost));
-  auto value = [dtype](uint16_t v) {
-    if (dtype == fk::DType::kBf16) {
-      __nv_bfloat16_raw r;
-      r.x = v;
-      return __bfloat162float(__nv_bfloat16(r));
-    }
-    __half_raw r;
-    r.x = v;
-    return __half2float(__half(r));
-  };
-  double err = 0, ref = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    const double x = value(ha[i]), y = value(hb[i]);
-    if (!std::isfinite(x)) return INFINITY;
-    err += (x - y) * (x - y);
-    ref += y * y;
-  }
-  return ref > 0 ? std::sqrt(err / ref) : std::sqrt(err);
 }
 
 double median(std::vector<double> v) {
@@ -239,12 +210,6 @@ int run(int argc, char** argv) {
   uint64_t check_rows = 512, seed = 0x5eed;
   bool odd = false, no_cublas = false;
   std::string json_out;
-  std::vector<uint32_t> pass_lags;
-  std::string pass_down = "coop192:1:8:ms:ln";
-  std::vector<int> pass_tiles{192};
-  std::vector<std::string> pass_maps{"param"};
-  bool pass_stats = false, pass_grouped = false;
-  std::vector<uint32_t> pass_count_at{3};
   app.add_option("--shape", shapes, "gated:ROWS:DIM:HIDDEN:DTYPE:ACT or plain:ROWS:K:N:DTYPE");
   app.add_option("--config", configs,
                  "SCHEDULE:CLUSTER[xN]:GROUP[:ORDER[:HINTS[:STAGGER]]], as kernel pins take it");
@@ -258,20 +223,6 @@ int run(int argc, char** argv) {
   app.add_option("--seed", seed);
   app.add_flag("--odd", odd, "small shapes that fit no tile, every dtype and activation");
   app.add_flag("--no-cublas", no_cublas);
-  app.add_option("--pass", pass_lags,
-                 "gated shapes: also the whole MLP pass (down weight [dim, hidden]) as the first "
-                 "--config's gated GEMM followed by cuBLASLt's or our down projection, and in one "
-                 "launch with this lag in bands of 256 rows (repeatable)");
-  app.add_option("--pass-down", pass_down, "our down projection's configuration beside the pass");
-  app.add_option("--pass-tile", pass_tiles, "the pass's down tile widths, 192 and/or 256");
-  app.add_option("--pass-count-at", pass_count_at,
-                 "the k-block of a gated tile at which the previous one's stores are counted");
-  app.add_flag("--pass-grouped", pass_grouped,
-               "lags of at least the bands: the gated tiles in the grouped order");
-  app.add_flag("--pass-stats", pass_stats,
-               "print how long the pass's down tiles waited for their bands (20 launches)");
-  app.add_option("--pass-maps", pass_maps,
-                 "where the pass's down tensor maps live: param and/or global");
   app.add_option("--json", json_out);
   CLI11_PARSE(app, argc, argv);
 
@@ -321,8 +272,6 @@ int run(int argc, char** argv) {
     std::vector<Entry> entries;
     std::vector<std::unique_ptr<fd::HopperGemm>> gemms;
     std::vector<std::unique_ptr<fd::LtGemm>> lts;
-    std::vector<fd::DeviceBuffer> pass_buffers;
-    fd::DeviceBuffer stats(2 * sizeof(unsigned long long));
     for (const auto& ctext : configs) {
       Entry e;
       e.row = Row{text, ctext};
@@ -368,114 +317,6 @@ int run(int argc, char** argv) {
       };
       if (sh.gated) add("cublasLt gate+up (2 GEMMs)", sh.n, cs.flops(), 2);
       add(sh.gated ? "cublasLt one 2h-wide GEMM" : "cublasLt", cs.wide(), cs.flops(), 1);
-    }
-    if (sh.gated && !pass_lags.empty() && !configs.empty()) {
-      // The whole pass: y [rows, dim] = product [rows, hidden] w_down^T.
-      const uint64_t dim = sh.k, hidden = sh.n;
-      const double pass_flops = cs.flops() + 2.0 * static_cast<double>(sh.rows * dim * hidden);
-      fd::DeviceBuffer wd(dim * hidden * 2), h(sh.rows * hidden * 2), y_ref(sh.rows * dim * 2),
-          y(sh.rows * dim * 2);
-      fd::launch_fill_uniform(wd.get(), dim * hidden, sh.dtype,
-                              -std::sqrt(6.f / static_cast<float>(hidden)),
-                              std::sqrt(6.f / static_cast<float>(hidden)), seed, 13, s);
-      const void* wdp = wd.get();
-      void *hp = h.get(), *yrp = y_ref.get(), *yp = y.get();
-      try {
-        const fd::HopperGemmConfig gcfg = fd::parse_hopper_config(configs.front());
-        gemms.push_back(std::make_unique<fd::HopperGemm>(sh.dtype, sh.act, sh.rows, cs.wide(), sh.k,
-                                                         cs.w(), gcfg, device));
-        fd::HopperGemm* gated = gemms.back().get();
-        lts.push_back(std::make_unique<fd::LtGemm>(lt, sh.dtype, sh.rows, dim, hidden, false,
-                                                   fk::Activation::kNone, ws.get(),
-                                                   fd::kCublasWorkspaceBytes));
-        fd::LtGemm* lt_down = lts.back().get();
-        gemms.push_back(
-            std::make_unique<fd::HopperGemm>(sh.dtype, fk::Activation::kNone, sh.rows, dim, hidden,
-                                             wdp, fd::parse_hopper_config(pass_down), device));
-        fd::HopperGemm* our_down = gemms.back().get();
-        // The reference pass: our gated GEMM, cuBLASLt's down projection.
-        gated->run(cs.x(0), hp, s);
-        lt_down->run(hp, wdp, nullptr, yrp, s);
-        FS_CUDA(cudaStreamSynchronize(s));
-        auto add = [&](const std::string& what, std::function<void(int)> launch) {
-          Entry e;
-          e.row = Row{text, what};
-          e.flops = pass_flops;
-          e.launch = std::move(launch);
-          entries.push_back(std::move(e));
-        };
-        add("pass: " + configs.front() + " + cuBLASLt", [=, &cs](int i) {
-          gated->run(cs.x(i), hp, s);
-          lt_down->run(hp, wdp, nullptr, yp, s);
-        });
-        add("pass: " + configs.front() + " + " + pass_down, [=, &cs](int i) {
-          gated->run(cs.x(i), hp, s);
-          our_down->run(hp, yp, s);
-        });
-        for (const uint32_t lag : pass_lags)
-          for (const int tile : pass_tiles)
-            for (const std::string& where : pass_maps)
-              for (const bool grouped : {false, true})
-                for (const uint32_t count_at : pass_count_at) {
-                  if (grouped && (!pass_grouped || lag < (sh.rows + 255) / 256)) continue;
-                  Entry e;
-                  e.row = Row{text, "pass in one launch, lag " + std::to_string(lag) + ", down " +
-                                        std::to_string(tile) + ", maps " + where +
-                                        (grouped ? ", grouped" : "") + ", count at " +
-                                        std::to_string(count_at)};
-                  e.flops = pass_flops;
-                  try {
-                    gemms.push_back(std::make_unique<fd::HopperGemm>(
-                        sh.dtype, sh.act, sh.rows, cs.wide(), sh.k, cs.w(),
-                        fd::HopperGemm::Pass{wdp, dim, lag, tile, where == "global",
-                                             pass_stats ? stats.as<unsigned long long>() : nullptr,
-                                             grouped, count_at},
-                        gcfg, device));
-                    fd::HopperGemm* pass = gemms.back().get();
-                    // Twice, poisoned between: the band counts one launch leaves must serve the
-                    // next.
-                    for (int rep = 0; rep < 2; ++rep) {
-                      FS_CUDA(cudaMemsetAsync(yp, 0xFF, sh.rows * dim * 2, s));
-                      FS_CUDA(cudaMemsetAsync(hp, 0xFF, sh.rows * hidden * 2, s));
-                      pass->run_pass(cs.x(0), hp, yp, s);
-                    }
-                    FS_CUDA(cudaStreamSynchronize(s));
-                    e.row.rel = relative_difference(yp, yrp, sh.rows * dim, sh.dtype);
-                    e.row.ok = std::isfinite(e.row.rel) && e.row.rel <= fk::tolerance(sh.dtype);
-                    e.row.what += " (grid " + std::to_string(pass->grid()) + ")";
-                    if (pass_stats) {
-                      FS_CUDA(cudaMemsetAsync(stats.get(), 0, stats.bytes(), s));
-                      for (int i = 0; i < 20; ++i) pass->run_pass(cs.x(i % n_sets), hp, yp, s);
-                      unsigned long long st[2] = {};
-                      FS_CUDA(
-                          cudaMemcpyAsync(st, stats.get(), sizeof st, cudaMemcpyDeviceToHost, s));
-                      FS_CUDA(cudaStreamSynchronize(s));
-                      std::printf(
-                          "%s lag %u down %d: a launch's producers waited %.1f us in all, "
-                          "%.1f down tiles of %llu waited\n",
-                          text.c_str(), lag, tile, static_cast<double>(st[0]) / 20e3,
-                          static_cast<double>(st[1]) / 20.0,
-                          static_cast<unsigned long long>(2 * ((dim + tile - 1) / tile) *
-                                                          ((sh.rows + 255) / 256)));
-                    }
-                    e.launch = [=, &cs](int i) { pass->run_pass(cs.x(i), hp, yp, s); };
-                  } catch (const std::exception& ex) {
-                    std::printf("%s pass lag %u: %s\n", text.c_str(), lag, ex.what());
-                    e.row.ok = false;
-                    FS_CUDA(cudaGetLastError());
-                  }
-                  if (!e.row.ok) ++failures;
-                  entries.push_back(std::move(e));
-                }
-      } catch (const std::exception& ex) {
-        std::printf("%s pass: %s\n", text.c_str(), ex.what());
-        ++failures;
-        FS_CUDA(cudaGetLastError());
-      }
-      pass_buffers.push_back(std::move(wd));
-      pass_buffers.push_back(std::move(h));
-      pass_buffers.push_back(std::move(y_ref));
-      pass_buffers.push_back(std::move(y));
     }
     // Every entry once per round, starting one further along each round.
     const size_t n_entries = entries.size();

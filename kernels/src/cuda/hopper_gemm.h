@@ -103,40 +103,11 @@ class HopperGemm {
   // interleaved by launch_interleave_gate_up). dtype fp16 or bf16; n, k multiples of 8.
   HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k, const void* b,
              HopperGemmConfig config, int device);
-  // A whole gated MLP pass in one launch: the gated product [rows, n / 2] as above, and from it,
-  // in the same persistent kernel, y [rows, down_n] = product w_down^T (w_down [down_n, n / 2]).
-  // A band of 256 rows' down tiles follow its gated tiles `lag` bands later, while the band's
-  // product is still in the L2. Gated act; config: cooperative 128 x 256 tiles, clusters of 2
-  // along M, dynamic tiles, no stagger or split tail.
-  struct Pass {
-    const void* w_down = nullptr;
-    uint64_t down_n = 0;
-    uint32_t lag = 4;
-    int down_tile_n = 192;  // columns of a down tile: 192 or 256
-    // The down projection's tensor maps read from global memory instead of the kernel's
-    // parameters (a measurement).
-    bool maps_in_global = false;
-    // Where the producers add up their waits on bands (ns, then how many down tiles waited), or
-    // null (a measurement).
-    unsigned long long* stats = nullptr;
-    // Every gated tile first (lag at least the bands), in the gated GEMM's grouped order.
-    bool grouped = false;
-    // The k-block of a gated tile at which the previous tile's stores are counted (their
-    // completion waited for there; later than the tile's last k-block: at its epilogue).
-    uint32_t count_at = 3;
-  };
-  HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k, const void* b,
-             const Pass& pass, HopperGemmConfig config, int device);
   ~HopperGemm();
   HopperGemm(const HopperGemm&) = delete;
   HopperGemm& operator=(const HopperGemm&) = delete;
 
   void run(const void* a, void* out, cudaStream_t stream);
-  // A pass (the second constructor): x [rows, k] -> product -> y. Encodes the down projection's
-  // tensor maps for a (product, y) pair on its first use (a copy to the GPU: not in graph
-  // capture).
-  void run_pass(const void* x, void* product, void* y, cudaStream_t stream);
-  bool is_pass() const { return pass_.w_down != nullptr; }
   const HopperGemmConfig& config() const { return config_; }
   unsigned grid() const { return grid_; }
   // Parts of each tail tile (1: no tile split; see HopperGemmConfig::split_tail).
@@ -144,15 +115,10 @@ class HopperGemm {
 
  private:
   struct Maps;
-  HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k, const void* b,
-             HopperGemmConfig config, int device, const Pass* pass);
-  // down: the pass's DownMapsCopy (null: none).
-  void launch(const void* a, void* out, const void* down, cudaStream_t stream);
   DType dtype_;
   Activation act_;
   uint64_t rows_, n_, k_;
   HopperGemmConfig config_;
-  Pass pass_;
   unsigned grid_ = 0;
   std::unique_ptr<Maps> maps_;  // TMA descriptors: b, and one per a / out buffer seen
 };

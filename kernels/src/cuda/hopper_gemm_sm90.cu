@@ -61,9 +61,7 @@ constexpr uint32_t kTileRing = 8;
 
 // kBN: the tile's columns (of the product; a gated tile gives kBN / 2 output columns);
 // kConsumers: consumer warpgroups, 64 rows each in a cooperative tile.
-// kPass: a whole gated MLP pass in one launch (see Params::pass_down_n), which adds a ring
-// through which the producer announces each tile before it may wait on the tile's inputs.
-template <bool kPingPong, bool kPlain, int kBN, int kConsumers = 2, bool kPass = false>
+template <bool kPingPong, bool kPlain, int kBN, int kConsumers = 2>
 struct Layout {
   static_assert(kBN == 256 || (!kPingPong && (kBN == 128 || kBN == 192)),
                 "256-wide tiles, or cooperative 128- or 192-wide ones");
@@ -83,14 +81,12 @@ struct Layout {
   // As many stages as the rest of the 227 KiB leaves room for (3 to 6).
   // Per stage: its A and B, its two barriers and (dynamic tiles) the number of its tile; fixed:
   // the staging, the alignment, three barriers and the tile numbers' ring.
-  static constexpr size_t kAnnounceBytes = kPass ? kTileRing * 12 + 8 : 0;
-  static constexpr size_t kFixedBytes =
-      kConsumers * kStagingPerWg + 1024 + 3 * 8 + kTileRing * 12 + kAnnounceBytes;
+  static constexpr size_t kFixedBytes = kConsumers * kStagingPerWg + 1024 + 3 * 8 + kTileRing * 12;
   static constexpr int kStages =
       static_cast<int>(std::min<size_t>(6, (232448 - kFixedBytes) / (kBytesA + kBytesB + 20)));
   static constexpr size_t kSmemBytes = size_t{kStages} * (kBytesA + kBytesB) +
                                        kConsumers * kStagingPerWg + (2 * kStages + 3) * 8 +
-                                       kStages * 4 + kTileRing * 12 + kAnnounceBytes + 1024;
+                                       kStages * 4 + kTileRing * 12 + 1024;
   static_assert(kStages <= int(kTileRing), "the tile numbers' ring is as deep as the stages");
   static_assert(kStages >= 3 && kSmemBytes <= 232448, "over the 227 KiB a block may have");
 };
@@ -125,28 +121,6 @@ struct Params {
   uint32_t split;
   float* partials;
   unsigned* flags;
-  // A whole gated MLP pass (kPass; pass_down_n > 0): y = down(act(g) * u) in one launch, the
-  // product h written by the gated tiles and read back by the down projection's tiles (out of
-  // the L2, while it is fresh). Cluster-row b (a band of 256 rows) has tiles_n gated tiles and
-  // pass_down_n down tiles; the order takes the gated tiles of bands 0 .. lag - 1, then for each
-  // next band its gated tiles followed by the down tiles of the band `lag` before it. A down
-  // tile's producer waits until band_done[b] counts every consumer warpgroup of every gated
-  // tile of band b, whose stores have completed (4 a cluster tile); the last of the band's
-  // 2 * pass_down_n readers puts it back to zero for the next launch. down_maps: h as A (128-row
-  // boxes), the down weight [down_cols, hidden] as B, y as the output, in global memory.
-  uint32_t pass_down_n;
-  uint32_t pass_lag;
-  uint32_t down_kblocks;
-  uint32_t down_cols;
-  unsigned* band_done;
-  const CUtensorMap* down_maps;
-  // A pass, measured: [0] ns the producers waited on bands, [1] down tiles that waited (null:
-  // not measured).
-  unsigned long long* pass_stats;
-  // 1: lag == tiles_mc and the gated tiles in tile_coords' grouped order (a measurement).
-  uint32_t pass_grouped;
-  // The k-block of a gated tile at which the previous tile's completed stores are counted.
-  uint32_t pass_count_at;
 };
 
 // Tiles of the launch: a ragged last cluster-row (Params::ragged) has its pairs side by side.
@@ -154,15 +128,6 @@ __host__ __device__ __forceinline__ uint32_t tile_count(const Params& p) {
   return p.ragged ? (p.tiles_mc - 1) * p.tiles_n + (p.tiles_n + 1) / 2 : p.tiles_mc * p.tiles_n;
 }
 
-// A pass's tile t: a gated tile (band, column) or a down tile (band, column) of the order in
-// Params::pass_down_n. Needs pass_lag <= tiles_mc.
-struct PassTile {
-  bool down;
-  uint32_t band, col;
-};
-__host__ __device__ __forceinline__ uint32_t pass_tile_count(const Params& p) {
-  return p.tiles_mc * (p.tiles_n + p.pass_down_n);
-}
 #ifdef FS_SM90A
 #include "wgmma_m64n128k16.inc"
 #include "wgmma_m64n192k16.inc"
@@ -209,27 +174,6 @@ __device__ __forceinline__ void tile_coords(uint32_t t, const Params& p, uint32_
   nt = side_by_side ? t - grouped : (along_n ? minor : major);
 }
 
-__device__ __forceinline__ PassTile pass_tile(uint32_t t, const Params& p) {
-  const uint32_t g = p.tiles_n, d = p.pass_down_n, lag = p.pass_lag;
-  if (t < lag * g) {
-    if (p.pass_grouped) {  // every gated tile first (lag == tiles_mc), in the grouped order
-      uint32_t mc, nt;
-      bool side;
-      tile_coords(t, p, mc, nt, side);
-      return {false, mc, nt};
-    }
-    return {false, t / g, t % g};
-  }
-  uint32_t u = t - lag * g;
-  const uint32_t steady = (p.tiles_mc - lag) * (g + d);
-  if (u < steady) {
-    const uint32_t step = u / (g + d), r = u % (g + d);
-    return r < g ? PassTile{false, lag + step, r} : PassTile{true, step, r - g};
-  }
-  u -= steady;
-  return {true, p.tiles_mc - lag + u / d, u % d};
-}
-
 // A cluster's work item w: a whole tile, or part `part` of a split tail tile, over k-blocks
 // [kb0, kb0 + count).
 struct WorkItem {
@@ -243,31 +187,17 @@ __device__ __forceinline__ WorkItem work_item(uint32_t w, const Params& p) {
 }
 #endif  // FS_SM90A
 
-// A pass's down projection: h as A (128-row boxes), the down weight as B, y as the output.
-struct DownMaps {
-  CUtensorMap a, b, out;
-};
-
 // kSplit: built for a split tail (Params::split > 1); without it the kernel takes every tile
-// whole and carries none of the split's code. kPass: a whole MLP pass (Params::pass_down_n),
-// its down tiles kDownBN wide.
-template <typename T, Activation A, bool kPingPong, int kBN, bool kSplit, int kConsumers = 2,
-          bool kPass = false, int kDownBN = 256>
+// whole and carries none of the split's code.
+template <typename T, Activation A, bool kPingPong, int kBN, bool kSplit, int kConsumers = 2>
 __global__ void __launch_bounds__(threads_for(kConsumers), 1)
     hopper_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a,
                        const __grid_constant__ CUtensorMap tmap_b,
-                       const __grid_constant__ CUtensorMap tmap_out,
-                       const __grid_constant__ DownMaps down_maps, const Params p) {
+                       const __grid_constant__ CUtensorMap tmap_out, const Params p) {
 #ifdef FS_SM90A
   constexpr bool kPlain = A == Activation::kNone;
-  using L = Layout<kPingPong, kPlain, kBN, kConsumers, kPass>;
+  using L = Layout<kPingPong, kPlain, kBN, kConsumers>;
   constexpr int kStages = L::kStages;
-  static_assert(!kPass || (!kPlain && !kPingPong && !kSplit && kBN == 256 && kConsumers == 2 &&
-                           (kDownBN == 256 || kDownBN == 192)),
-                "a pass: gated cooperative 128 x 256 tiles, down tiles 256 or 192 wide");
-  // A pass's down maps: in the kernel's parameters, or (down_maps set) in global memory.
-  const CUtensorMap* const dmaps = p.down_maps ? p.down_maps : &down_maps.a;
-  constexpr uint32_t kDownBytesB = kDownBN * BK * 2;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   // 128-byte swizzled tiles want 1024-byte alignment (of the shared-memory address).
   const uint32_t raw_u32 = smem_u32(smem_raw);
@@ -292,12 +222,6 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
   uint32_t* tile_slot = reinterpret_cast<uint32_t*>(tile_ready + kTileRing);
   uint32_t* stage_tile = tile_slot + kTileRing;
   const uint32_t stage_tile_u32 = smem_u32(stage_tile);
-  // A pass: the ring through which the producer announces each tile (or the end) as soon as it
-  // knows it, before it may wait on a down tile's inputs; the consumers learn there whether to
-  // store what they hold first (see Params::pass_down_n).
-  uint64_t* announce_bar = reinterpret_cast<uint64_t*>(
-      (reinterpret_cast<uintptr_t>(stage_tile + kStages) + 7) & ~uintptr_t{7});
-  uint32_t* announce = reinterpret_cast<uint32_t*>(announce_bar + kTileRing);
 
   // Shared-memory addresses, computed once (see sm90_ptx.cuh).
   const uint32_t tiles_a_u32 = smem_u32(tiles_a), tiles_b_u32 = smem_u32(tiles_b);
@@ -327,8 +251,6 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
     mbar_init(&order[1], 1);
     mbar_init(lead, 1);
     for (uint32_t r = 0; r < kTileRing; ++r) mbar_init(&tile_ready[r], 1);
-    if constexpr (kPass)
-      for (uint32_t r = 0; r < kTileRing; ++r) mbar_init(&announce_bar[r], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -337,7 +259,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
 
   const uint32_t clusters = gridDim.x / cluster;
   const uint32_t cid = blockIdx.x / cluster;
-  const uint32_t tiles = kPass ? pass_tile_count(p) : tile_count(p);
+  const uint32_t tiles = tile_count(p);
   const uint32_t kblocks = p.kblocks;
 
   if (wg == 0) {
@@ -352,79 +274,42 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
                                  uint32_t count) {
         uint32_t mc, nt;
         bool side;
-        const CUtensorMap* map_a = &tmap_a;
-        const CUtensorMap* map_b = &tmap_b;
-        bool down = false;
-        if constexpr (kPass) {
-          const PassTile pt = pass_tile(t, p);
-          down = pt.down;
-          mc = pt.band;
-          nt = pt.col;
-          side = false;
-          if (down) {
-            map_a = dmaps;
-            map_b = dmaps + 1;
-            count = p.down_kblocks;
-            // The band's product is stored whole: every consumer warpgroup of its gated tiles
-            // has seen its stores complete. The last of the band's readers resets the count.
-            unsigned* done = p.band_done + mc;
-            const uint32_t need = 4 * p.tiles_n;
-            uint64_t t0 = 0;
-            if (p.pass_stats) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-            uint32_t spins = 0;
-            for (; ld_acquire(done) < need; ++spins) {
-              __nanosleep(100);
-              if (spins == (1u << 24)) mbar_wait_timed_out();
-            }
-            if (p.pass_stats && spins > 0) {
-              uint64_t t1;
-              asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-              atomicAdd(p.pass_stats, static_cast<unsigned long long>(t1 - t0));
-              atomicAdd(p.pass_stats + 1, 1ull);
-            }
-            fence_proxy_async_global();  // the TMA loads below see what the acquire did
-            if (atomicAdd(done, 1u) == need + 2 * p.pass_down_n - 1) atomicExch(done, 0u);
-          }
-        } else {
-          tile_coords(t, p, mc, nt, side);
-        }
+        tile_coords(t, p, mc, nt, side);
         const int m0 = static_cast<int>((mc * cm + (side ? 0 : rm)) * L::kTileRows);
-        const int n0 =
-            static_cast<int>((side ? nt * 2 + rm : nt * cn + rn) * (down ? kDownBN : kBN));
+        const int n0 = static_cast<int>((side ? nt * 2 + rm : nt * cn + rn) * kBN);
         // Along N, the CTAs of one row of the cluster (ranks rm, rm + cm) share A: each loads
         // half of its rows for both. Along M, those of one column (ranks cm * rn, + 1) share B.
         const uint16_t mask_a = static_cast<uint16_t>((1u << rm) | (1u << (rm + cm)));
         const uint16_t mask_b = static_cast<uint16_t>(3u << (cm * rn));
         const int a_half = static_cast<int>(rn) * (L::kTileRows / 2);
-        const int b_half = static_cast<int>(rm) * ((down ? kDownBN : kBN) / 2);
-        const uint32_t bytes = L::kBytesA + (down ? kDownBytesB : L::kBytesB);
-        const bool backward = p.k_serpentine != 0 && (local & 1) != 0 && !down;
+        const int b_half = static_cast<int>(rm) * (kBN / 2);
+        const bool backward = p.k_serpentine != 0 && (local & 1) != 0;
         for (uint32_t kb = 0; kb < count; ++kb, ++it) {
           const uint32_t s = it % kStages, round = it / kStages;
           const uint32_t full_s = full_u32 + s * 8;
           if (!armed || kb > 0) {
             if (round > 0) mbar_wait<true>(empty_u32 + s * 8, (round - 1) & 1);
-            mbar_expect_tx(full_s, bytes);
+            mbar_expect_tx(full_s, L::kBytesA + L::kBytesB);
           }
           const int k0 = static_cast<int>(kb0 + (backward ? count - 1 - kb : kb)) * BK;
           const uint32_t a_dst = tiles_a_u32 + s * L::kBytesA;
           const uint32_t b_dst = tiles_b_u32 + s * L::kBytesB;
           if (side) {  // A and B whole, B in its two half boxes
-            tma_load_hint(a_dst, map_a, full_s, k0, m0, p.policy_a);
-            tma_load_hint(b_dst, map_b, full_s, k0, n0, p.policy_b);
-            tma_load_hint(b_dst + (kBN / 2) * 128, map_b, full_s, k0, n0 + kBN / 2, p.policy_b);
+            tma_load_hint(a_dst, &tmap_a, full_s, k0, m0, p.policy_a);
+            tma_load_hint(b_dst, &tmap_b, full_s, k0, n0, p.policy_b);
+            tma_load_hint(b_dst + (kBN / 2) * 128, &tmap_b, full_s, k0, n0 + kBN / 2, p.policy_b);
             continue;
           }
           if (cn == 1) {
-            tma_load_hint(a_dst, map_a, full_s, k0, m0, p.policy_a);
+            tma_load_hint(a_dst, &tmap_a, full_s, k0, m0, p.policy_a);
           } else {
-            tma_load_multicast_hint(a_dst + a_half * 128, map_a, full_s, k0, m0 + a_half, mask_a,
+            tma_load_multicast_hint(a_dst + a_half * 128, &tmap_a, full_s, k0, m0 + a_half, mask_a,
                                     p.policy_a);
           }
           if (cm == 1) {
-            tma_load_hint(b_dst, map_b, full_s, k0, n0, p.policy_b);
+            tma_load_hint(b_dst, &tmap_b, full_s, k0, n0, p.policy_b);
           } else {
-            tma_load_multicast_hint(b_dst + b_half * 128, map_b, full_s, k0, n0 + b_half, mask_b,
+            tma_load_multicast_hint(b_dst + b_half * 128, &tmap_b, full_s, k0, n0 + b_half, mask_b,
                                     p.policy_b);
           }
         }
@@ -461,15 +346,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
             }
           }
           const bool more = t < tiles;  // else the end: a stage with no tile
-          if constexpr (kPass) {
-            const uint32_t r = local % kTileRing;
-            announce[r] = t;
-            mbar_arrive(&announce_bar[r]);
-          }
-          uint32_t bytes = L::kBytesA + L::kBytesB;
-          if constexpr (kPass)
-            if (more && pass_tile(t, p).down) bytes = L::kBytesA + kDownBytesB;
-          mbar_expect_tx(full_u32 + s * 8, (more ? bytes : 0) + 4);
+          mbar_expect_tx(full_u32 + s * 8, (more ? L::kBytesA + L::kBytesB : 0) + 4);
           st_async_u32(stage_tile_u32 + s * 4, t, full_u32 + s * 8, rank);
           if (!more) break;
           load_tile(t, local, true, 0, kblocks);
@@ -507,29 +384,10 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       }
     };
     // The staging and stores of a tile at (m0, n0) whose output pair j is pair(j).
-    // A pass: the band (m0 / 256) of the gated tile whose stores thread 0 issued last and has not
-    // yet counted in band_done: counted once they have completed, when the staging buffer is
-    // next needed or before a wait that a down tile may hold up (kNoBand: none).
-    constexpr uint32_t kNoBand = 0xFFFFFFFFu;
-    uint32_t pending_band = kNoBand;
-    auto count_pending = [&] {  // thread 0
-      bulk_wait_all();
-      fence_proxy_async_global();
-      red_release_add(p.band_done + pending_band, 1);
-      pending_band = kNoBand;
-    };
-    // The staging buffer is free once the previous tile's TMA stores have read it.
-    auto staging_free = [&] {
-      if (tid == 0) {
-        if (kPass && pending_band != kNoBand)
-          count_pending();
-        else
-          bulk_wait_read_all();
-      }
-      named_sync(1 + c);
-    };
     auto epilogue = [&](uint32_t m0, uint32_t n0, auto pair) {
-      staging_free();
+      // The previous tile's TMA stores must have read the staging buffer.
+      if (tid == 0) bulk_wait_read_all();
+      named_sync(1 + c);
       // Accumulator n8 chunk j: columns 8j + 2 (lane % 4) + {0, 1} of rows r and r + 8 (r = warp *
       // 16 + lane / 4), once packed exactly a stmatrix fragment: each stmatrix.x4 stores output
       // chunks c and c + 1 of this warp's 16 rows as four 8 x 8 matrices, lanes 8i..8i+7 giving
@@ -569,39 +427,6 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
           }
         }
         bulk_commit();
-        if constexpr (kPass) pending_band = m0 / 256;
-      }
-    };
-    // A pass's down tile: the plain product of a 64 x kDownBN tile, staged and stored in parts
-    // of at most 128 columns through the gated tile's staging buffer (two 64-column boxes).
-    auto down_epilogue = [&](uint32_t m0, uint32_t n0) {
-      const uint32_t row = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
-      const uint32_t row_at = staging_u32 + row * 128, cb = lane >> 4, x = lane & 7;
-#pragma unroll
-      for (int part = 0; part < (kDownBN + 127) / 128; ++part) {
-        staging_free();
-#pragma unroll
-        for (int j = 0; j < 16; j += 2) {  // chunks 16 part + j and + 1 of the kDownBN / 8
-          const int q = 16 * part + j;
-          if (q >= kDownBN / 8) break;
-          const uint32_t at = row_at + (j / 8) * L::kOutBoxBytes + ((((j % 8) | cb) ^ x) << 4);
-          stmatrix_x4(at, pack2<T>(d[4 * q], d[4 * q + 1]), pack2<T>(d[4 * q + 2], d[4 * q + 3]),
-                      pack2<T>(d[4 * q + 4], d[4 * q + 5]), pack2<T>(d[4 * q + 6], d[4 * q + 7]));
-        }
-        fence_proxy_async();
-        named_sync(1 + c);
-        if (tid == 0) {
-          if (m0 < p.rows) {
-#pragma unroll
-            for (int bx = 0; bx < 2; ++bx) {
-              const uint32_t in_tile = part * 128 + bx * 64, col = n0 + in_tile;
-              if (in_tile < kDownBN && col < p.down_cols)
-                tma_store(dmaps + 2, staging_u32 + bx * L::kOutBoxBytes, static_cast<int>(col),
-                          static_cast<int>(m0));
-            }
-          }
-          bulk_commit();
-        }
       }
     };
     // Deferred stores (cooperative, two consumers, whole tiles): a finished tile's output pairs,
@@ -624,22 +449,10 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
     if (!kPingPong && c == 1 && lead_at > 0 && cid < tiles) mbar_wait<true>(lead, 0);
     const bool dynamic = !kPingPong && p.counter != nullptr;
     const uint32_t items = kSplit ? p.dp_tiles + (tiles - p.dp_tiles) * p.split : tiles;
-    uint32_t kb_base = 0;  // a pass: k-blocks of this CTA's tiles so far (they differ by kind)
     for (uint32_t dealt = cid;; dealt += clusters, ++local) {
       WorkItem item{dealt, 0, 0, kblocks};
-      if constexpr (kPass) {
-        // Before a down tile, whose loads may wait for other CTAs' gated tiles, or the end:
-        // store what is held and count what has been stored, so that no CTA waits on this one.
-        const uint32_t r = local % kTileRing;
-        mbar_wait<true>(&announce_bar[r], (local / kTileRing) & 1);
-        const uint32_t next = announce[r];
-        if (next >= tiles || pass_tile(next, p).down) {
-          if (holding) finish_held();
-          if (tid == 0 && pending_band != kNoBand) count_pending();
-        }
-      }
       if (dynamic) {  // the tile the producer put in this tile's first stage
-        const uint32_t it0 = kPass ? kb_base : local * kblocks;
+        const uint32_t it0 = local * kblocks;
         mbar_wait<true>(full_u32 + (it0 % kStages) * 8, (it0 / kStages) & 1);
         item.tile = stage_tile[it0 % kStages];
         // Every thread has read it before thread 0 releases the stage to the producer.
@@ -654,20 +467,10 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       if (kPingPong && local > 0) mbar_wait<true>(&order[c], turns++ & 1);
       uint32_t mc, nt;
       bool side;
-      bool down = false;
-      if constexpr (kPass) {
-        const PassTile pt = pass_tile(t, p);
-        down = __shfl_sync(0xffffffffu, pt.down ? 1 : 0, 0) != 0;  // warp-uniform, as `wg`
-        mc = pt.band;
-        nt = pt.col;
-        side = false;
-        item.count = down ? p.down_kblocks : kblocks;
-      } else {
-        tile_coords(t, p, mc, nt, side);
-      }
+      tile_coords(t, p, mc, nt, side);
       const uint32_t m0 = (mc * cm + (side ? 0 : rm)) * L::kTileRows +
                           (kPingPong ? 0 : static_cast<uint32_t>(c) * 64);
-      const uint32_t n0 = (side ? nt * 2 + rm : nt * cn + rn) * (down ? kDownBN : kBN);
+      const uint32_t n0 = (side ? nt * 2 + rm : nt * cn + rn) * kBN;
       const uint32_t a_offset = kPingPong ? 0 : static_cast<uint32_t>(c) * 64 * 128;
       // Low words of stage 0's descriptors; stage s and k-step kk are offsets in 16-byte units.
       const uint32_t desc_a = smem_desc_lo(tiles_a_u32 + a_offset);
@@ -680,55 +483,37 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       // Main loop. The stage and its phase step along; this warpgroup's k-blocks start at
       // local * kblocks in the CTA's sequence (ping-pong skips the other warpgroup's tiles; a
       // split part, shorter, is always a CTA's last item).
-      const uint32_t it0 = kPass ? kb_base : local * kblocks;
-      kb_base += item.count;
+      const uint32_t it0 = local * kblocks;
       uint32_t s = it0 % kStages, phase = (it0 / kStages) & 1;
       uint32_t prev = 0;
-      // kW: the tile's columns (a pass's down tiles may be narrower: a loop of their own, so that
-      // no wgmma lies on a path ptxas sees as divergent).
-      auto k_loop = [&]<int kW>() {
-        for (uint32_t kb = 0; kb < item.count; ++kb) {
-          mbar_wait<true>(full_u32 + s * 8, phase);
-          const uint32_t da = desc_a + s * (L::kBytesA >> 4);
-          const uint32_t db = desc_b + s * (L::kBytesB >> 4);
-          wgmma_fence();
+      for (uint32_t kb = 0; kb < item.count; ++kb) {
+        mbar_wait<true>(full_u32 + s * 8, phase);
+        const uint32_t da = desc_a + s * (L::kBytesA >> 4);
+        const uint32_t db = desc_b + s * (L::kBytesB >> 4);
+        wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < BK / 16; ++kk)  // 16 elements = 32 bytes along the swizzled row
-            wgmma_tile<T, kW>(reinterpret_cast<float(&)[kW / 2]>(d), smem_desc_from_lo(da + kk * 2),
-                              smem_desc_from_lo(db + kk * 2), (kb > 0 || kk > 0) ? 1 : 0);
-          wgmma_commit();
-          if constexpr (kDefer && kW == kBN) {
-            if (holding && kb == kDeferAfter) finish_held();
-          }
-          // A pass: the held tile's stores, issued two k-blocks ago, have long completed; count
-          // them now rather than at the next epilogue, so that its band's down tiles wait less.
-          if constexpr (kPass && kW == kBN)
-            if (kb == p.pass_count_at && tid == 0 && pending_band != kNoBand) count_pending();
-          // One k-block stays in flight; the one before it has finished reading its stage.
-          wgmma_wait<1>();
-          if (tid == 0) {
-            if (kb > 0) release(prev);
-            if (kb == lead_kb) mbar_arrive(lead);
-          }
-          prev = s;
-          if (++s == kStages) {
-            s = 0;
-            phase ^= 1;
-          }
+        for (int kk = 0; kk < BK / 16; ++kk)  // 16 elements = 32 bytes along the swizzled row
+          wgmma_tile<T, kBN>(d, smem_desc_from_lo(da + kk * 2), smem_desc_from_lo(db + kk * 2),
+                             (kb > 0 || kk > 0) ? 1 : 0);
+        wgmma_commit();
+        if constexpr (kDefer) {
+          if (holding && kb == kDeferAfter) finish_held();
         }
-      };
-      if (kPass && kDownBN != kBN && down)
-        k_loop.template operator()<kDownBN>();
-      else
-        k_loop.template operator()<kBN>();
+        // One k-block stays in flight; the one before it has finished reading its stage.
+        wgmma_wait<1>();
+        if (tid == 0) {
+          if (kb > 0) release(prev);
+          if (kb == lead_kb) mbar_arrive(lead);
+        }
+        prev = s;
+        if (++s == kStages) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
       if (kPingPong && tid == 0) mbar_arrive(&order[c ^ 1]);  // every full wait of this tile passed
       wgmma_wait<0>();
       if (tid == 0) release(prev);
-      if (kPass && down) {
-        if (holding) finish_held();  // (flushed before the down tile already)
-        down_epilogue(m0, n0);
-        continue;
-      }
       if constexpr (kDefer) {
         if (holding) finish_held();  // a tile of at most kDeferAfter k-blocks
 #pragma unroll
@@ -777,19 +562,14 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
     if constexpr (kDefer) {
       if (holding) finish_held();
     }
-    if (tid == 0) {
-      if (kPass && pending_band != kNoBand)
-        count_pending();
-      else
-        bulk_wait_all();
-    }
+    if (tid == 0) bulk_wait_all();
   }
   // No CTA leaves while its peer may still arrive on its barriers.
   if (cluster > 1) cluster_sync();
 #endif  // FS_SM90A
 }
 
-using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, DownMaps, Params);
+using KernelFn = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Params);
 
 // The kernel of a (dtype, activation, schedule, tile width) and its shared memory; the
 // constructor has checked that the combination is one Layout takes.
@@ -829,23 +609,6 @@ KernelChoice pick_kernel_typed(Activation act, bool ping_pong, int tile_m, int t
       k = choice<T, A, false, 256>(split);
   });
   return k;
-}
-
-// A whole gated MLP pass's kernel (Params::pass_down_n).
-template <typename T>
-KernelChoice pass_kernel_typed(Activation act, int down_tile_n) {
-  KernelChoice k;
-  dispatch_activation(act, [&]<Activation A>() {
-    if constexpr (A != Activation::kNone)
-      k = {down_tile_n == 192 ? &hopper_gemm_kernel<T, A, false, 256, false, 2, true, 192>
-                              : &hopper_gemm_kernel<T, A, false, 256, false, 2, true, 256>,
-           Layout<false, false, 256, 2, true>::kSmemBytes, threads_for(2)};
-  });
-  return k;
-}
-KernelChoice pass_kernel(DType dtype, Activation act, int down_tile_n) {
-  return dtype == DType::kBf16 ? pass_kernel_typed<__nv_bfloat16>(act, down_tile_n)
-                               : pass_kernel_typed<__half>(act, down_tile_n);
 }
 
 KernelChoice pick_kernel(DType dtype, Activation act, bool ping_pong, int tile_m, int tile_n,
@@ -923,12 +686,6 @@ bool hopper_gemm_available(int device) {
   return attr.binaryVersion == 90;
 }
 
-// A pass's down maps, and (Pass::maps_in_global) their copy in global memory.
-struct DownMapsCopy {
-  DownMaps maps{};
-  DeviceBuffer global;
-};
-
 struct HopperGemm::Maps {
   CUtensorMap b{};
   std::map<const void*, CUtensorMap> a, out;
@@ -938,9 +695,6 @@ struct HopperGemm::Maps {
   Params params{};
   DeviceBuffer counter;          // dynamic tiles: back at zero after every launch
   DeviceBuffer partials, flags;  // split tail: the parts' sums, and each tail tile's count
-  DeviceBuffer band_done;        // a pass: per band, its stored gated tiles (see Params)
-  // A pass: the down projection's tensor maps per (product, y).
-  std::map<std::pair<const void*, const void*>, DownMapsCopy> down_maps;
 };
 
 uint32_t HopperGemm::split() const {
@@ -949,30 +703,7 @@ uint32_t HopperGemm::split() const {
 
 HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
                        const void* b, HopperGemmConfig config, int device)
-    : HopperGemm(dtype, act, rows, n, k, b, config, device, nullptr) {}
-
-HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
-                       const void* b, const Pass& pass, HopperGemmConfig config, int device)
-    : HopperGemm(dtype, act, rows, n, k, b, config, device, &pass) {}
-
-HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, uint64_t k,
-                       const void* b, HopperGemmConfig config, int device, const Pass* pass)
     : dtype_(dtype), act_(act), rows_(rows), n_(n), k_(k), config_(config) {
-  if (pass) {
-    if (pass->w_down == nullptr || pass->down_n == 0 || pass->down_n % 8 ||
-        pass->down_n > 0x7fffffffu || pass->lag == 0 ||
-        (pass->down_tile_n != 192 && pass->down_tile_n != 256))
-      throw CudaError(
-          "Hopper MLP pass: a down weight, its rows a positive multiple of 8, lag > 0, down tiles "
-          "192 or 256 wide");
-    if (act == Activation::kNone || config.schedule != HopperSchedule::kCooperative ||
-        config.cluster != 2 || config.cluster_n != 1 || config.tile_m != 128 ||
-        config.tile_n != 256 || !config.dynamic_tiles || config.split_tail || config.stagger != 0)
-      throw CudaError(
-          "Hopper MLP pass: gated, cooperative 128 x 256 tiles in clusters of 2 along M with "
-          "dynamic tiles, no stagger or split tail");
-    pass_ = *pass;
-  }
   if ((config_.cluster != 1 && config_.cluster != 2) ||
       (config_.cluster_n != 1 && config_.cluster_n != 2))
     throw CudaError("Hopper GEMM: cluster sides must be 1 or 2");
@@ -1002,8 +733,7 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   maps_ = std::make_unique<Maps>();
   // The kernel without the split's code first: both have the same occupancy, which the split's
   // plan needs; the split one replaces it below where the plan splits.
-  const KernelChoice kernel = pass ? pass_kernel(dtype, act, pass->down_tile_n)
-                                   : pick_kernel(dtype, act, ping_pong, bm, bn, false);
+  const KernelChoice kernel = pick_kernel(dtype, act, ping_pong, bm, bn, false);
   maps_->kernel = kernel.fn;
   maps_->smem = kernel.smem;
   maps_->threads = kernel.threads;
@@ -1023,8 +753,8 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   p.tiles_n = static_cast<uint32_t>((n + tile_cols - 1) / tile_cols);
   const uint64_t last_rows = rows % (tile_rows * cm);
   // Tiles walked along M only: the orders the tuner times, and the ones the GPU tests run it in.
-  p.ragged = !pass && !ping_pong && bm == 128 && cm == 2 && cn == 1 && !config_.raster_n &&
-             last_rows > 0 && last_rows <= 128;
+  p.ragged = !ping_pong && bm == 128 && cm == 2 && cn == 1 && !config_.raster_n && last_rows > 0 &&
+             last_rows <= 128;
   p.kblocks = static_cast<uint32_t>((k + BK - 1) / BK);
   p.cluster = cluster;
   p.cluster_m = cm;
@@ -1057,20 +787,7 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
     if (n_clusters <= 0) throw CudaError("Hopper GEMM: no cluster of this size fits on the device");
     max_clusters = std::min(max_clusters, n_clusters);
   }
-  if (pass) {
-    const uint64_t dbn = static_cast<uint64_t>(pass->down_tile_n);
-    p.pass_down_n = static_cast<uint32_t>((pass->down_n + dbn - 1) / dbn);
-    p.pass_lag = std::min(pass->lag, p.tiles_mc);
-    p.down_kblocks = static_cast<uint32_t>((n / 2 + BK - 1) / BK);
-    p.down_cols = static_cast<uint32_t>(pass->down_n);
-    maps_->band_done = DeviceBuffer(p.tiles_mc * sizeof(unsigned));
-    FS_CUDA(cudaMemset(maps_->band_done.get(), 0, maps_->band_done.bytes()));
-    p.band_done = maps_->band_done.as<unsigned>();
-    p.pass_stats = pass->stats;
-    p.pass_grouped = pass->grouped && p.pass_lag == p.tiles_mc ? 1 : 0;
-    p.pass_count_at = pass->count_at;
-  }
-  const uint64_t tiles = pass ? pass_tile_count(p) : tile_count(p);
+  const uint64_t tiles = tile_count(p);
   const SplitTail plan =
       config_.split_tail ? plan_split_tail(tiles, static_cast<uint64_t>(max_clusters), p.kblocks)
                          : SplitTail{tiles, 1, std::min<uint64_t>(tiles, max_clusters)};
@@ -1100,33 +817,6 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
 HopperGemm::~HopperGemm() = default;
 
 void HopperGemm::run(const void* a, void* out, cudaStream_t stream) {
-  if (is_pass()) throw CudaError("Hopper GEMM: a pass runs with run_pass");
-  launch(a, out, nullptr, stream);
-}
-
-void HopperGemm::run_pass(const void* x, void* product, void* y, cudaStream_t stream) {
-  if (!is_pass()) throw CudaError("Hopper GEMM: run_pass needs a pass");
-  auto im = maps_->down_maps.find({product, y});
-  if (im == maps_->down_maps.end()) {
-    const uint64_t hidden = n_ / 2;
-    const DownMaps maps{encode_tma_map_128b(product, rows_, hidden, 128),
-                        encode_tma_map_128b(pass_.w_down, pass_.down_n, hidden,
-                                            static_cast<uint32_t>(pass_.down_tile_n / 2)),
-                        encode_tma_map_128b(y, rows_, pass_.down_n, 64)};
-    DownMapsCopy copy{maps, DeviceBuffer()};
-    if (pass_.maps_in_global) {
-      copy.global = DeviceBuffer(sizeof maps);
-      FS_CUDA(cudaMemcpy(copy.global.get(), &maps, sizeof maps, cudaMemcpyHostToDevice));
-    }
-    im = maps_->down_maps.emplace(std::make_pair(product, y), std::move(copy)).first;
-  }
-  launch(x, product, &im->second, stream);
-}
-
-void HopperGemm::launch(const void* a, void* out, const void* down, cudaStream_t stream) {
-  static const DownMapsCopy none{};
-  const DownMapsCopy& dm = down ? *static_cast<const DownMapsCopy*>(down) : none;
-  maps_->params.down_maps = dm.global.as<const CUtensorMap>();
   const bool ping_pong = config_.schedule == HopperSchedule::kPingPong;
   auto ia = maps_->a.find(a);
   if (ia == maps_->a.end())
@@ -1162,8 +852,7 @@ void HopperGemm::launch(const void* a, void* out, const void* down, cudaStream_t
   attrs[1].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attrs;
   cfg.numAttrs = 2;
-  FS_CUDA(cudaLaunchKernelEx(&cfg, maps_->kernel, ia->second, maps_->b, io->second, dm.maps,
-                             maps_->params));
+  FS_CUDA(cudaLaunchKernelEx(&cfg, maps_->kernel, ia->second, maps_->b, io->second, maps_->params));
 }
 
 }  // namespace fusionscope::kernels::detail

@@ -198,12 +198,6 @@ __device__ __forceinline__ void bulk_wait_all() {
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
-// Orders this thread's generic-proxy accesses of global memory with its async-proxy (TMA) ones:
-// TMA loads issued after it see what an acquire before it saw, and a release after it covers
-// the TMA stores a completed bulk wait before it saw finish.
-__device__ __forceinline__ void fence_proxy_async_global() {
-  asm volatile("fence.proxy.async.global;\n" ::: "memory");
-}
 // Four 8 x 8 matrices of 16-bit elements from the registers of a warp: register i of each thread
 // holds its pair (row lane / 4, columns 2 (lane % 4) + {0, 1}) of matrix i, the layout of a
 // wgmma accumulator's n8 chunk once packed; lanes 8i..8i+7 give the addresses of matrix i's rows.
