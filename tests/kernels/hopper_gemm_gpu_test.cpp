@@ -143,9 +143,10 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
   }
 }
 
-// Shapes whose last wave of tiles fills a quarter of the clusters, so that its tiles split in
-// up to 4 parts along K; odd rows, a k that ends mid-block, and a last column of tiles that
-// the output only partly covers.
+// Shapes whose last wave of tiles fills a quarter of the clusters (a tile in up to 4 pieces
+// along K), two thirds of them (each cluster's run ends one tile and starts the next), or whose
+// tiles do not fill one wave; odd rows, a k that ends mid-block, and a last column of tiles
+// that the output only partly covers.
 TEST(HopperGemmGpu, SplitTailOnAPartialWave) {
   FUSIONSCOPE_REQUIRE_GPU();
   if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
@@ -156,29 +157,31 @@ TEST(HopperGemmGpu, SplitTailOnAPartialWave) {
     // At most sms / cluster clusters fit (fewer where the GPCs leave some SMs out of clusters);
     // a quarter more tiles than that leaves a partial last wave either way.
     const uint64_t clusters = static_cast<uint64_t>(sms / cluster);
-    const uint64_t cols = clusters + clusters / 4;  // tiles along N, one cluster-row of them
-    const fd::HopperGemmConfig cfg{.cluster = cluster,
-                                   .group_m = 8,
-                                   .k_serpentine = true,
-                                   .hint_a = fd::L2Hint::kEvictLast,
-                                   .split_tail = true};
-    const uint64_t rows = 128 * static_cast<uint64_t>(cluster) - 37;
-    const Shape shapes[] = {
-        {true, rows, 1000, cols * 128 - 40, fk::DType::kBf16, fk::Activation::kGeluTanh},
-        {true, rows, 4096, cols * 128, fk::DType::kFp16, fk::Activation::kSilu},
-        {false, rows, 776, cols * 256 - 8, fk::DType::kFp16, fk::Activation::kNone},
-    };
-    for (const auto& s : shapes) {
-      uint64_t bad = 0;
-      uint32_t split = 0;
-      const double rel = relative_error(s, cfg, ++seed, bad, &split);
-      std::printf("  %s %llu x %llu -> %llu, cluster %d: split %u, rel %.2e\n",
-                  s.gated ? "gated" : "plain", static_cast<unsigned long long>(s.rows),
-                  static_cast<unsigned long long>(s.k), static_cast<unsigned long long>(s.n),
-                  cluster, split, rel);
-      EXPECT_GE(split, 2u) << "the last wave was meant to split";
-      EXPECT_EQ(bad, 0u);
-      EXPECT_LE(rel, fk::tolerance(s.dtype));
+    // Tiles along N, one cluster-row of them.
+    for (uint64_t cols : {clusters + clusters / 4, clusters + 2 * clusters / 3, clusters / 3}) {
+      const fd::HopperGemmConfig cfg{.cluster = cluster,
+                                     .group_m = 8,
+                                     .k_serpentine = true,
+                                     .hint_a = fd::L2Hint::kEvictLast,
+                                     .split_tail = true};
+      const uint64_t rows = 128 * static_cast<uint64_t>(cluster) - 37;
+      const Shape shapes[] = {
+          {true, rows, 1000, cols * 128 - 40, fk::DType::kBf16, fk::Activation::kGeluTanh},
+          {true, rows, 4096, cols * 128, fk::DType::kFp16, fk::Activation::kSilu},
+          {false, rows, 776, cols * 256 - 8, fk::DType::kFp16, fk::Activation::kNone},
+      };
+      for (const auto& s : shapes) {
+        uint64_t bad = 0;
+        uint32_t split = 0;
+        const double rel = relative_error(s, cfg, ++seed, bad, &split);
+        std::printf("  %s %llu x %llu -> %llu, cluster %d: split %u, rel %.2e\n",
+                    s.gated ? "gated" : "plain", static_cast<unsigned long long>(s.rows),
+                    static_cast<unsigned long long>(s.k), static_cast<unsigned long long>(s.n),
+                    cluster, split, rel);
+        EXPECT_GE(split, 2u) << "the last wave was meant to split";
+        EXPECT_EQ(bad, 0u);
+        EXPECT_LE(rel, fk::tolerance(s.dtype));
+      }
     }
   }
 }

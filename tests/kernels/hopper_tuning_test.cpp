@@ -52,32 +52,63 @@ TEST(HopperTuning, PastTheL2TheDefaultTakesItsTilesInOrder) {
   }
 }
 
-TEST(HopperTuning, ASplitTailTakesOnlyAPartialWaveOfAtMostHalfTheClusters) {
-  // 1024 x 4096 -> 2 x 3072 on 66 clusters: 96 tiles, 30 past the full wave, in 2 parts each.
+TEST(HopperTuning, ASplitTailSharesAPartialWavesKBlocksOverTheClusters) {
+  // 1024 x 4096 -> 2 x 3072 on 66 clusters: 96 tiles, 30 past the full wave, each in 2 pieces
+  // of 32 k-blocks on 60 clusters.
   fd::SplitTail t = fd::plan_split_tail(96, 66, 64);
   EXPECT_EQ(t.dp_tiles, 66u);
-  EXPECT_EQ(t.split, 2u);
+  EXPECT_EQ(t.units, 30u * 64);
+  EXPECT_EQ(t.sk_clusters, 60u);
   EXPECT_EQ(t.clusters, 66u);
-  // A quarter wave: as many parts as clusters allow, at most kMaxSplit.
+  EXPECT_EQ(t.split, 2u);
+  // A quarter wave: as many pieces as clusters allow, at most kMaxSplit.
   t = fd::plan_split_tail(66 + 16, 66, 64);
+  EXPECT_EQ(t.sk_clusters, 64u);
   EXPECT_EQ(t.split, 4u);
-  EXPECT_EQ(t.dp_tiles, 66u);
-  // Less than a wave: every tile split, on only the clusters the parts need.
+  EXPECT_EQ(t.clusters, 66u);
+  // Less than a wave: every tile split, on only the clusters the pieces need.
   t = fd::plan_split_tail(20, 66, 64);
   EXPECT_EQ(t.dp_tiles, 0u);
   EXPECT_EQ(t.split, 3u);
+  EXPECT_EQ(t.sk_clusters, 60u);
   EXPECT_EQ(t.clusters, 60u);
-  // Nothing to gain: whole waves, a last wave more than half full, too few k-blocks.
-  for (const auto& [tiles, kblocks] :
-       {std::pair<uint64_t, uint32_t>{132, 64}, {66 + 40, 64}, {66 + 16, 7}, {66, 64}}) {
+  // Pieces of at least kMinSplitKblocks k-blocks.
+  t = fd::plan_split_tail(66 + 10, 66, 9);
+  EXPECT_EQ(t.split, 2u);
+  EXPECT_EQ(t.sk_clusters, 20u);
+  // 1024 x 3584 -> 2 x 3400: 108 tiles, a last wave of 42 (more than half): runs of 35-36
+  // k-blocks on every cluster, each the end of one tile and the start of the next.
+  t = fd::plan_split_tail(108, 66, 56);
+  EXPECT_EQ(t.dp_tiles, 66u);
+  EXPECT_EQ(t.units, 42u * 56);
+  EXPECT_EQ(t.sk_clusters, 66u);
+  EXPECT_EQ(t.split, 3u);
+  // Nothing to gain: whole waves, a last wave more than 3/4 full, too few k-blocks.
+  for (const auto& [tiles, kblocks] : {std::pair<uint64_t, uint32_t>{132, 64},
+                                       {66 + 54, 64},
+                                       {66, 64},
+                                       {66 + 16, 7},
+                                       {66 + 1, 4}}) {
     t = fd::plan_split_tail(tiles, 66, kblocks);
     EXPECT_EQ(t.split, 1u) << tiles << " tiles, " << kblocks << " k-blocks";
     EXPECT_EQ(t.dp_tiles, tiles);
+    EXPECT_EQ(t.sk_clusters, 0u);
     EXPECT_EQ(t.clusters, std::min<uint64_t>(tiles, 66));
   }
-  // Every part has at least kMinSplitKblocks k-blocks.
-  t = fd::plan_split_tail(66 + 10, 66, 9);
-  EXPECT_EQ(t.split, 2u);
+  // Everywhere: at most kMaxSplit pieces a tile, runs of at least kMinSplitKblocks, more
+  // clusters than tail tiles.
+  for (uint64_t clusters : {1u, 7u, 60u, 66u, 132u})
+    for (uint64_t tiles = 1; tiles < 400; tiles += 7)
+      for (uint32_t kblocks : {1u, 4u, 9u, 12u, 56u, 64u, 224u}) {
+        t = fd::plan_split_tail(tiles, clusters, kblocks);
+        EXPECT_LE(t.split, fd::kMaxSplit);
+        if (t.split > 1) {
+          EXPECT_GT(t.sk_clusters, tiles - t.dp_tiles);
+          EXPECT_LE(t.sk_clusters, clusters);
+          EXPECT_EQ(t.units, (tiles - t.dp_tiles) * kblocks);
+          EXPECT_GE(t.units / t.sk_clusters, fd::kMinSplitKblocks);
+        }
+      }
 }
 
 TEST(HopperTuning, TheSplitTailCandidateIsTheDefaultSplit) {

@@ -59,19 +59,26 @@ struct HopperGemmConfig {
   // each) for gated 192-wide tiles: with B multicast, as few L2 bytes per FLOP as 128 x 256 and
   // 14% fewer than 128 x 192 (at 1536 x 4096 -> 2 x 3072, 2% faster than 128 x 192 at the cap).
   int tile_m = 128;
-  // Cooperative, tiles dealt in stride, no stagger: the tiles of a last, partial wave split
-  // along K over the clusters that would sit idle (plan_split_tail), the parts' sums added by
-  // the last part through a workspace in global memory.
+  // Cooperative, tiles dealt in stride, no stagger: the k-blocks of a last, partial wave's
+  // tiles shared out in equal contiguous runs over the clusters (stream-K; plan_split_tail),
+  // the pieces' sums added by the piece that starts each tile, through a workspace in global
+  // memory.
   bool split_tail = false;
 };
 
 // How a split tail shares out `tiles` (in clusters' tiles) over at most `max_clusters` clusters
-// with `kblocks` 64-deep k-blocks a tile: the first dp_tiles whole, in whole waves, then each of
-// the others in `split` parts along K, one part a cluster, on `clusters` clusters. split == 1
-// (dp_tiles == tiles): nothing gains from splitting (no partial wave, or one more than half
-// full, or too few k-blocks for two parts of at least kMinSplitKblocks).
+// with `kblocks` 64-deep k-blocks a tile: the first dp_tiles whole, in whole waves, dealt in
+// stride; then the k-blocks of the others, tile after tile (`units` of them), in equal
+// contiguous runs, one a cluster, over the first `sk_clusters` clusters. A last wave of at most
+// half the clusters has each tile in `split` equal pieces (up to kMaxSplit, of at least
+// kMinSplitKblocks); one of more than half and at most 3/4 of them, runs of more than half a
+// tile on every cluster, each across a tile's end (split: the most pieces of a tile). split == 1
+// (dp_tiles == tiles, sk_clusters == 0): nothing gains from splitting (whole waves, a last wave
+// of more than 3/4 of the clusters, or too few k-blocks).
 struct SplitTail {
   uint64_t dp_tiles = 0;
+  uint64_t units = 0;
+  uint32_t sk_clusters = 0;
   uint32_t split = 1;
   uint64_t clusters = 0;
 };
@@ -110,7 +117,7 @@ class HopperGemm {
   void run(const void* a, void* out, cudaStream_t stream);
   const HopperGemmConfig& config() const { return config_; }
   unsigned grid() const { return grid_; }
-  // Parts of each tail tile (1: no tile split; see HopperGemmConfig::split_tail).
+  // Most pieces a tail tile is cut in (1: no tile split; see HopperGemmConfig::split_tail).
   uint32_t split() const;
 
  private:

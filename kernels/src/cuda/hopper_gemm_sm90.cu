@@ -22,11 +22,14 @@
 // of 2 along M), each cluster's first tile dealt and the rest taken in order from a counter by
 // the cluster's first CTA, which hands each number to the other: the clusters then cannot drift
 // apart along the order, and the tiles in flight stay one compact block.
-// With a split tail, the tiles of a last wave that would fill at most half the clusters are each
-// split along K into up to 4 parts, one a cluster: every part but the last writes its fp32 sums
-// to a workspace and counts itself in the tile's flag; the last waits for the count, adds the
-// sums and runs the epilogue (at 1024 x 4096 -> 2 x 3072 the 1.45 waves of tiles run as 1.5
-// waves, not 2: 88.9 -> 75.6 us on the H100). Split kernels are built apart (kSplit).
+// With a split tail (stream-K), the k-blocks of a last, partial wave's tiles are shared out in
+// equal contiguous runs, one a cluster, after the whole waves: a cluster's run may end one
+// tile's k-blocks, hold whole tiles and start another's. Every piece that does not start its
+// tile (at most one a cluster, the first of its run) writes its fp32 sums to the cluster's slot
+// of a workspace and counts itself in the tile's flag; the piece that starts the tile, the last
+// of its cluster's run, waits for the count, adds the slots in cluster order and runs the
+// epilogue. So no piece that others wait for waits itself. Split kernels are built apart
+// (kSplit).
 #include <cuda.h>
 
 #include <algorithm>
@@ -112,12 +115,15 @@ struct Params {
   // Dynamic tiles: tiles past the first of each CTA come from *counter (a wrapping increment
   // that is back at zero once a launch has made its `tiles` claims); null: dealt in stride.
   unsigned* counter;
-  // Split tail (plan_split_tail): the tiles from dp_tiles on are each split along K into
-  // `split` parts, one a cluster, after the whole tiles. Part j < split - 1 of a tail tile writes
-  // its fp32 accumulators to its slot of `partials` and counts itself in the tile's flag; the
-  // last part waits for the others there, adds their sums, runs the epilogue and clears the
-  // flag for the next launch. split == 1: every tile whole.
+  // Split tail (plan_split_tail): the tiles from dp_tiles on are shared out as sk_units
+  // k-blocks in runs over the first sk_clusters clusters (sk_run_start). A piece that does not
+  // start its tile writes its fp32 accumulators to its cluster's slot of `partials` and counts
+  // itself in the tile's flag; the piece that starts it waits for the others there, adds their
+  // sums, runs the epilogue and clears the flag for the next launch. split: the most pieces of
+  // a tile (1: every tile whole).
   uint32_t dp_tiles;
+  uint32_t sk_units;
+  uint32_t sk_clusters;
   uint32_t split;
   float* partials;
   unsigned* flags;
@@ -174,17 +180,50 @@ __device__ __forceinline__ void tile_coords(uint32_t t, const Params& p, uint32_
   nt = side_by_side ? t - grouped : (along_n ? minor : major);
 }
 
-// A cluster's work item w: a whole tile, or part `part` of a split tail tile, over k-blocks
-// [kb0, kb0 + count).
-struct WorkItem {
-  uint32_t tile, part, kb0, count;
-};
-__device__ __forceinline__ WorkItem work_item(uint32_t w, const Params& p) {
-  if (w < p.dp_tiles) return {w, 0, 0, p.kblocks};
-  const uint32_t u = w - p.dp_tiles, part = u % p.split;
-  const uint32_t kb0 = part * p.kblocks / p.split, kb1 = (part + 1) * p.kblocks / p.split;
-  return {p.dp_tiles + u / p.split, part, kb0, kb1 - kb0};
+#endif  // FS_SM90A
+
+// The cluster whose run holds the split tail's k-block x: the last c with sk_run_start(c) <= x.
+__host__ __device__ __forceinline__ uint32_t sk_owner(uint64_t x, uint64_t units, uint64_t sk) {
+  return static_cast<uint32_t>(((x + 1) * sk - 1) / units);
 }
+
+#ifdef FS_SM90A
+// The split tail's k-block where cluster c's run starts (c == sk: the end of the last run).
+__device__ __forceinline__ uint32_t sk_run_start(uint64_t c, uint64_t units, uint64_t sk) {
+  return static_cast<uint32_t>(c * units / sk);
+}
+// A cluster's work item: tile `tile` over k-blocks [kb0, kb0 + count); kind kWhole (the whole
+// tile), kStart (a split tile's first piece: waits for the rest and finishes it) or kRest (a
+// later piece: leaves its sums for the first).
+enum : uint32_t { kWhole, kStart, kRest };
+struct WorkItem {
+  uint32_t tile, kind, kb0, count;
+};
+// A cluster's sequence of work items (split kernels): its whole tiles in stride, then its run
+// of the tail's k-blocks cut at tile boundaries.
+struct WorkList {
+  uint32_t next, unit, end;
+  __device__ __forceinline__ WorkList(uint32_t cid, const Params& p) : next(cid), unit(0), end(0) {
+    if (cid < p.sk_clusters) {
+      unit = sk_run_start(cid, p.sk_units, p.sk_clusters);
+      end = sk_run_start(cid + 1, p.sk_units, p.sk_clusters);
+    }
+  }
+  __device__ __forceinline__ bool pop(const Params& p, uint32_t clusters, WorkItem& item) {
+    if (next < p.dp_tiles) {
+      item = {next, kWhole, 0, p.kblocks};
+      next += clusters;
+      return true;
+    }
+    if (unit >= end) return false;
+    const uint32_t t = unit / p.kblocks, kb0 = unit - t * p.kblocks;
+    const uint32_t stop = min(end, (t + 1) * p.kblocks);
+    item = {p.dp_tiles + t, kb0 > 0 ? kRest : (stop - unit == p.kblocks ? kWhole : kStart), kb0,
+            stop - unit};
+    unit = stop;
+    return true;
+  }
+};
 #endif  // FS_SM90A
 
 // kSplit: built for a split tail (Params::split > 1); without it the kernel takes every tile
@@ -316,10 +355,13 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       };
       if (kPingPong || p.counter == nullptr) {
         uint32_t local = 0;
-        const uint32_t items = kSplit ? p.dp_tiles + (tiles - p.dp_tiles) * p.split : tiles;
-        for (uint32_t w = cid; w < items; w += clusters, ++local) {
-          const WorkItem item = kSplit ? work_item(w, p) : WorkItem{w, 0, 0, kblocks};
-          load_tile(item.tile, local, false, item.kb0, item.count);
+        if constexpr (kSplit) {
+          WorkList work(cid, p);
+          for (WorkItem item{}; work.pop(p, clusters, item); ++local)
+            load_tile(item.tile, local, false, item.kb0, item.count);
+        } else {
+          for (uint32_t w = cid; w < tiles; w += clusters, ++local)
+            load_tile(w, local, false, 0, kblocks);
         }
       } else {
         // Dynamic tiles. The first CTA of the cluster claims (a tile ahead) and stores each
@@ -448,9 +490,10 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
     const uint32_t lead_at = min(p.stagger, kblocks);  // 0: no stagger
     if (!kPingPong && c == 1 && lead_at > 0 && cid < tiles) mbar_wait<true>(lead, 0);
     const bool dynamic = !kPingPong && p.counter != nullptr;
-    const uint32_t items = kSplit ? p.dp_tiles + (tiles - p.dp_tiles) * p.split : tiles;
+    [[maybe_unused]] WorkList work(cid, p);
+    [[maybe_unused]] uint32_t it_done = 0;  // split kernels: k-blocks of the items before
     for (uint32_t dealt = cid;; dealt += clusters, ++local) {
-      WorkItem item{dealt, 0, 0, kblocks};
+      WorkItem item{dealt, kWhole, 0, kblocks};
       if (dynamic) {  // the tile the producer put in this tile's first stage
         const uint32_t it0 = local * kblocks;
         mbar_wait<true>(full_u32 + (it0 % kStages) * 8, (it0 / kStages) & 1);
@@ -458,8 +501,7 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
         // Every thread has read it before thread 0 releases the stage to the producer.
         named_sync(1 + c);
       } else if (kSplit) {  // without a split, t >= tiles below ends the sequence
-        if (dealt >= items) break;
-        item = work_item(dealt, p);
+        if (!work.pop(p, clusters, item)) break;
       }
       const uint32_t t = item.tile;
       if (t >= tiles) break;
@@ -481,9 +523,10 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
           (!kPingPong && c == 0 && local == 0 && lead_at > 0) ? lead_at - 1 : 0xFFFFFFFFu;
 
       // Main loop. The stage and its phase step along; this warpgroup's k-blocks start at
-      // local * kblocks in the CTA's sequence (ping-pong skips the other warpgroup's tiles; a
-      // split part, shorter, is always a CTA's last item).
-      const uint32_t it0 = local * kblocks;
+      // local * kblocks in the CTA's sequence (ping-pong skips the other warpgroup's tiles), or
+      // after the k-blocks of the items before (split kernels: pieces are shorter).
+      const uint32_t it0 = kSplit ? it_done : local * kblocks;
+      if constexpr (kSplit) it_done += item.count;
       uint32_t s = it0 % kStages, phase = (it0 / kStages) & 1;
       uint32_t prev = 0;
       for (uint32_t kb = 0; kb < item.count; ++kb) {
@@ -524,30 +567,35 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
         continue;
       }
 
-      // A split tail tile: every part but the last leaves its sums for the last one, which
-      // adds them before the epilogue. Each thread's accumulators go to the same place in every
-      // slot, 16-byte words strided by the warpgroup (coalesced, no shared memory).
-      if (kSplit && t >= p.dp_tiles) {
+      // A split tile: every piece but the first leaves its sums in its cluster's slot for the
+      // first, which adds them before the epilogue. Each thread's accumulators go to the same
+      // place in every slot, 16-byte words strided by the warpgroup (coalesced, no shared
+      // memory).
+      if (kSplit && item.kind != kWhole) {
         constexpr uint32_t kSlotWords = 128 * (kBN / 8);  // float4s a consumer's slot
-        const uint32_t q =
-            ((t - p.dp_tiles) * cluster + rank) * kConsumers + static_cast<uint32_t>(c);
-        unsigned* flag = p.flags + q;
-        float4* slots =
-            reinterpret_cast<float4*>(p.partials) + size_t{q} * (p.split - 1) * kSlotWords;
-        if (item.part + 1 < p.split) {
-          float4* mine = slots + item.part * kSlotWords + tid;
+        const uint32_t me = rank * kConsumers + static_cast<uint32_t>(c);
+        unsigned* flag = p.flags + (t - p.dp_tiles) * cluster * kConsumers + me;
+        auto slot = [&](uint32_t of_cluster) {
+          return reinterpret_cast<float4*>(p.partials) +
+                 (size_t{of_cluster} * cluster * kConsumers + me) * kSlotWords + tid;
+        };
+        if (item.kind == kRest) {
+          float4* mine = slot(cid);
 #pragma unroll
           for (int i = 0; i < kBN / 8; ++i)
             __stcg(mine + i * 128, make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
           named_sync(1 + c);
           if (tid == 0) red_release_add(flag, 1);
-          continue;  // the CTA's last item
+          continue;
         }
+        // The clusters after this one whose runs hold the rest of the tile.
+        const uint32_t last =
+            sk_owner(uint64_t{t - p.dp_tiles + 1} * kblocks - 1, p.sk_units, p.sk_clusters);
         if (tid == 0)
-          while (ld_acquire(flag) < p.split - 1) __nanosleep(64);
+          while (ld_acquire(flag) < last - cid) __nanosleep(64);
         named_sync(1 + c);
-        for (uint32_t j = 0; j + 1 < p.split; ++j) {
-          const float4* theirs = slots + j * kSlotWords + tid;
+        for (uint32_t j = cid + 1; j <= last; ++j) {
+          const float4* theirs = slot(j);
 #pragma unroll
           for (int i = 0; i < kBN / 8; ++i) {
             const float4 v = __ldcg(theirs + i * 128);
@@ -655,16 +703,35 @@ std::string to_string(const HopperGemmConfig& c) {
 }
 
 SplitTail plan_split_tail(uint64_t tiles, uint64_t max_clusters, uint32_t kblocks) {
-  SplitTail plan{tiles, 1, std::min(tiles, max_clusters)};
-  if (tiles == 0 || max_clusters == 0) return plan;
+  SplitTail plan{.dp_tiles = tiles, .clusters = std::min(tiles, max_clusters)};
+  if (tiles == 0 || max_clusters == 0 || kblocks == 0) return plan;
   const uint64_t rem = tiles % max_clusters;
-  if (rem == 0) return plan;
-  const uint64_t split = std::min<uint64_t>(
-      {max_clusters / rem, kblocks / kMinSplitKblocks, static_cast<uint64_t>(kMaxSplit)});
-  if (split < 2) return plan;
+  // A last wave nearly full gains less than its pieces' sums cost to add (at 1280 x 4096 -> 2
+  // x 3072, 54 tiles on 66 clusters, it took 6% longer at the power cap).
+  if (rem == 0 || rem * 4 > max_clusters * 3) return plan;
+  const uint64_t units = rem * kblocks;
+  uint64_t sk = 0;
+  if (rem * 2 <= max_clusters) {
+    // Each tile in `split` equal pieces, none across a tile's end: the fewest sums to add.
+    const uint64_t split = std::min<uint64_t>(
+        {max_clusters / rem, kblocks / kMinSplitKblocks, static_cast<uint64_t>(kMaxSplit)});
+    if (split < 2) return plan;
+    sk = rem * split;
+  } else {
+    // Runs of more than half a tile on every cluster, each the end of one tile and the start
+    // of the next.
+    sk = std::min<uint64_t>(max_clusters, units / kMinSplitKblocks);
+    if (sk <= rem) return plan;
+  }
   plan.dp_tiles = tiles - rem;
-  plan.split = static_cast<uint32_t>(split);
-  plan.clusters = plan.dp_tiles > 0 ? max_clusters : rem * split;
+  plan.units = units;
+  plan.sk_clusters = static_cast<uint32_t>(sk);
+  plan.clusters = plan.dp_tiles > 0 ? max_clusters : sk;
+  for (uint64_t t = 0; t < rem; ++t) {
+    const uint32_t pieces =
+        sk_owner((t + 1) * kblocks - 1, units, sk) - sk_owner(t * kblocks, units, sk) + 1;
+    plan.split = std::max(plan.split, pieces);
+  }
   return plan;
 }
 
@@ -789,20 +856,23 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   }
   const uint64_t tiles = tile_count(p);
   const SplitTail plan =
-      config_.split_tail ? plan_split_tail(tiles, static_cast<uint64_t>(max_clusters), p.kblocks)
-                         : SplitTail{tiles, 1, std::min<uint64_t>(tiles, max_clusters)};
+      config_.split_tail
+          ? plan_split_tail(tiles, static_cast<uint64_t>(max_clusters), p.kblocks)
+          : SplitTail{.dp_tiles = tiles, .clusters = std::min<uint64_t>(tiles, max_clusters)};
   grid_ = static_cast<unsigned>(plan.clusters * cluster);
   p.dp_tiles = static_cast<uint32_t>(plan.dp_tiles);
+  p.sk_units = static_cast<uint32_t>(plan.units);
+  p.sk_clusters = plan.sk_clusters;
   p.split = plan.split;
   if (plan.split > 1) {
     maps_->kernel = pick_kernel(dtype, act, ping_pong, bm, bn, true).fn;
     FS_CUDA(cudaFuncSetAttribute(maps_->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  static_cast<int>(maps_->smem)));
-    // Per tail tile, CTA and consumer warpgroup: split - 1 slots of 128 threads' accumulators
-    // (bn / 2 fp32 each), and a count.
-    const uint64_t consumers = (tiles - plan.dp_tiles) * cluster * 2;
-    maps_->partials = DeviceBuffer(consumers * (plan.split - 1) * 128 * (bn / 2) * sizeof(float));
-    maps_->flags = DeviceBuffer(consumers * sizeof(unsigned));
+    // Per cluster of the split, CTA and consumer warpgroup: a slot of 128 threads' accumulators
+    // (bn / 2 fp32 each); per tail tile, CTA and consumer warpgroup, a count.
+    maps_->partials =
+        DeviceBuffer(uint64_t{plan.sk_clusters} * cluster * 2 * 128 * (bn / 2) * sizeof(float));
+    maps_->flags = DeviceBuffer((tiles - plan.dp_tiles) * cluster * 2 * sizeof(unsigned));
     FS_CUDA(cudaMemset(maps_->flags.get(), 0, maps_->flags.bytes()));
     p.partials = maps_->partials.as<float>();
     p.flags = maps_->flags.as<unsigned>();
