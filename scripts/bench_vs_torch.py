@@ -31,7 +31,8 @@ other shape, every variant within its tolerance of the fp32 reference, and (with
 Nsight Compute on kernels_bench pinned to the same kernels) DRAM bytes per forward pass never above
 eager's. Its "graphed" column is torch.compile over gated-gemm with both replayed from CUDA graphs:
 the GPU's time alone, where small shapes are otherwise bound by the host's enqueuing (information,
-not a target). The exit status is 1 when a check or a target fails, so regressions show.
+not a target); a result marked * had torch.compile's pass over HOST_BOUND x its graphed time, so
+its host, not the GPU, set that ratio. The exit status is 1 when a check or a target fails, so regressions show.
 """
 import argparse
 import ctypes
@@ -72,6 +73,9 @@ SWEEP = [
 POST = (8192, 768, 3072, "bf16", "gelu-tanh")
 TARGET_POST = 1.35
 TARGET_SWEEP = 1.05
+# torch.compile's pass over its CUDA-graph replay past which its host, not the GPU, sets its time
+# (1024 x 3584 -> 3400 on an H200: 129-210 us a pass over six processes, 128-134 in graphs).
+HOST_BOUND = 1.10
 # Preset targets: (our variant, the PyTorch contender, the speed-up it must reach over it).
 PRESET_TARGETS = {
     "geglu-post": ("gated-gemm", "torch.compile", TARGET_POST),
@@ -531,6 +535,7 @@ def sweep_mode(args, l2, ours):
         graph_c, graph_g = med.get("compile+graph"), med.get("ours gated-gemm+graph")
         row["graph_us"] = {"compile": graph_c, "gated": graph_g}
         row["vs_compile_graph"] = graph_c / graph_g if graph_c and graph_g else 0
+        row["compile_host_bound"] = bool(graph_c and t["compile"] > HOST_BOUND * graph_c)
         row["vs_eager"] = t["eager"] / gated_us if gated_us else 0
         ok = row["passed"] and row["vs_compile"] >= target
         if args.dram:
@@ -574,7 +579,12 @@ def sweep_mode(args, l2, ours):
             fmt = lambda b: f"{b / 1e6:>13.1f}" if b is not None else f"{'n/a':>13}"
             line += f" {fmt(r['dram_eager'])} {fmt(r['dram_gated'])}"
         why = "" if r["passed"] else " (check failed)"
-        print(line + ("  met" if r["met"] else "  MISSED" + why))
+        host = "*" if r["compile_host_bound"] else ""
+        print(line + ("  met" if r["met"] else "  MISSED" + why) + host)
+    if any(r["compile_host_bound"] for r in rows):
+        print(f"* torch.compile's pass took over {HOST_BOUND:.2f}x its time replayed from a CUDA "
+              "graph: its host's launches, not the GPU, set its time there, so that row's ratio "
+              "depends on the host (the graphed column is the GPU's alone)")
     print("kernels chosen at set-up (gated GEMM configuration; down projection):")
     for r in rows:
         print(f"  {r['shape'][0]} x {r['shape'][1]} -> {r['shape'][2]}: {r['kernel_path']}"
