@@ -35,8 +35,14 @@ SHAPES = [
      "// Generated: wgmma.mma_async m64n128k16 with fp32 accumulators; A from shared memory (_ss) or\n"
      "// from registers (_rs), B from shared memory. Included by fully_fused_mlp_sm90.cu and\n"
      "// hopper_gemm_sm90.cu.\n"),
+    (160, ["ss"], "array", False, [],
+     "// Generated: wgmma.mma_async m64n160k16 with fp32 accumulators, A and B from shared memory.\n"
+     "// Included by hopper_gemm_sm90.cu only.\n"),
     (192, ["ss"], "array", False, [],
      "// Generated: wgmma.mma_async m64n192k16 with fp32 accumulators, A and B from shared memory.\n"
+     "// Included by hopper_gemm_sm90.cu only.\n"),
+    (224, ["ss"], "array", False, [],
+     "// Generated: wgmma.mma_async m64n224k16 with fp32 accumulators, A and B from shared memory.\n"
      "// Included by hopper_gemm_sm90.cu only.\n"),
     (256, ["ss"], "array", False, [],
      "// Generated: wgmma.mma_async m64n256k16 with fp32 accumulators, A and B from shared memory.\n"

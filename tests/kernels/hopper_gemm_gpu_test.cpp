@@ -104,17 +104,19 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
     // The tuner's candidates (past the L2 too) and every tile width in a cluster of 1 and of 2.
     auto configs = fd::hopper_gemm_candidates(s.act, true);
     // A cluster along N (A multicast, tiles of 128 rows) at every tile width.
-    for (int tile_n : {128, 192, 256})
-      configs.push_back({.cluster = 1,
-                         .group_m = 3,
-                         .cluster_n = 2,
-                         .k_serpentine = true,
-                         .hint_a = fd::L2Hint::kEvictLast,
-                         .tile_n = tile_n});
-    for (int tile_n : {128, 192})
+    for (int tile_n : {128, 160, 192, 224, 256})
+      if (s.gated || (tile_n != 160 && tile_n != 224))
+        configs.push_back({.cluster = 1,
+                           .group_m = 3,
+                           .cluster_n = 2,
+                           .k_serpentine = true,
+                           .hint_a = fd::L2Hint::kEvictLast,
+                           .tile_n = tile_n});
+    for (int tile_n : {128, 160, 192, 224})
       for (int cluster : {1, 2})
-        configs.push_back(
-            {.cluster = cluster, .group_m = 3, .k_serpentine = cluster == 1, .tile_n = tile_n});
+        if (s.gated || (tile_n != 160 && tile_n != 224))
+          configs.push_back(
+              {.cluster = cluster, .group_m = 3, .k_serpentine = cluster == 1, .tile_n = tile_n});
     // Dynamic tiles, at every tile width.
     for (int tile_n : {128, 192, 256})
       configs.push_back({.cluster = 2,
@@ -192,6 +194,21 @@ TEST(HopperGemmGpu, SplitTailOnlyCooperativeInStride) {
   expect_refused({{.schedule = fd::HopperSchedule::kPingPong, .split_tail = true},
                   {.dynamic_tiles = true, .split_tail = true},
                   {.stagger = 2, .split_tail = true}});
+}
+
+TEST(HopperGemmGpu, TilesOf160And224WideOnlyGatedWholeInStride) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
+  expect_refused({{.schedule = fd::HopperSchedule::kPingPong, .tile_n = 160},
+                  {.tile_n = 224, .split_tail = true},
+                  {.cluster = 2, .dynamic_tiles = true, .tile_n = 160},
+                  {.tile_n = 224, .tile_m = 192},
+                  {.tile_n = 176}});
+  fd::DeviceBuffer w(512 * 128 * 2);
+  for (int tile_n : {160, 224})
+    EXPECT_THROW(fd::HopperGemm(fk::DType::kBf16, fk::Activation::kNone, 256, 512, 128, w.get(),
+                                {.tile_n = tile_n}, 0),
+                 fd::CudaError);
 }
 
 TEST(HopperGemmGpu, TilesOf192RowsOnlyGatedCooperative192Wide) {

@@ -53,7 +53,8 @@ struct HopperGemmConfig {
   bool dynamic_tiles = false;
   // Columns of the product a CTA's tile covers: 256, or for the cooperative schedule 128 or 192,
   // so that an output a few tiles wide still spreads over every SM (a gated tile gives half as
-  // many output columns).
+  // many output columns); gated cooperative tiles also 160 or 224, so that more shapes' tiles
+  // come out in whole waves (whole tiles dealt in stride).
   int tile_n = 256;
   // Rows of a cooperative tile: 128 (two consumer warpgroups), or 192 (three, 96 accumulators
   // each) for gated 192-wide tiles: with B multicast, as few L2 bytes per FLOP as 128 x 256 and

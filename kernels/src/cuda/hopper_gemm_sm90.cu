@@ -66,8 +66,10 @@ constexpr uint32_t kTileRing = 8;
 // kConsumers: consumer warpgroups, 64 rows each in a cooperative tile.
 template <bool kPingPong, bool kPlain, int kBN, int kConsumers = 2>
 struct Layout {
-  static_assert(kBN == 256 || (!kPingPong && (kBN == 128 || kBN == 192)),
-                "256-wide tiles, or cooperative 128- or 192-wide ones");
+  static_assert(kBN == 256 || (!kPingPong && (kBN == 128 || kBN == 192)) ||
+                    (!kPingPong && !kPlain && (kBN == 160 || kBN == 224)),
+                "256-wide tiles, cooperative 128- or 192-wide ones, or gated cooperative 160- or "
+                "224-wide ones");
   static_assert(kConsumers == 2 || (kConsumers == 3 && !kPingPong && kBN == 192 && !kPlain),
                 "three consumers: gated cooperative 192 x 192 tiles (96 accumulators each)");
   // Rows a CTA loads per k-block.
@@ -75,9 +77,10 @@ struct Layout {
   static constexpr uint32_t kBytesA = kTileRows * BK * 2;
   static constexpr uint32_t kBytesB = kBN * BK * 2;
   // The output goes out in 64-row boxes of 64 columns, 128-byte-swizzled; a gated 192-wide tile's
-  // 96 columns in boxes of 32, 64-byte-swizzled (whole boxes, none past the tile's columns).
+  // 96 columns in boxes of 32, 64-byte-swizzled; a gated 160- or 224-wide tile's 80 or 112 in
+  // boxes of 16, 32-byte-swizzled (whole boxes, none past the tile's columns).
   static constexpr int kOutCols = kPlain ? kBN : kBN / 2;
-  static constexpr int kOutBoxCols = kOutCols % 64 == 0 ? 64 : 32;
+  static constexpr int kOutBoxCols = kOutCols % 64 == 0 ? 64 : kOutCols % 32 == 0 ? 32 : 16;
   static constexpr int kOutBoxes = kOutCols / kOutBoxCols;
   static constexpr uint32_t kOutBoxBytes = 64 * kOutBoxCols * 2;
   static constexpr uint32_t kStagingPerWg = kOutBoxes * kOutBoxBytes;
@@ -136,7 +139,9 @@ __host__ __device__ __forceinline__ uint32_t tile_count(const Params& p) {
 
 #ifdef FS_SM90A
 #include "wgmma_m64n128k16.inc"
+#include "wgmma_m64n160k16.inc"
 #include "wgmma_m64n192k16.inc"
+#include "wgmma_m64n224k16.inc"
 #include "wgmma_m64n256k16.inc"
 using namespace sm90;
 
@@ -146,8 +151,12 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[kBN / 2], uint64_t da, uin
                                            int scale_d) {
   if constexpr (kBN == 256)
     wgmma_m64n256k16<T>(d, da, db, scale_d);
+  else if constexpr (kBN == 224)
+    wgmma_m64n224k16<T>(d, da, db, scale_d);
   else if constexpr (kBN == 192)
     wgmma_m64n192k16<T>(d, da, db, scale_d);
+  else if constexpr (kBN == 160)
+    wgmma_m64n160k16<T>(d, da, db, scale_d);
   else
     wgmma_m64n128k16_ss<T>(d, da, db, scale_d);
 }
@@ -435,11 +444,14 @@ __global__ void __launch_bounds__(threads_for(kConsumers), 1)
       // chunks c and c + 1 of this warp's 16 rows as four 8 x 8 matrices, lanes 8i..8i+7 giving
       // the rows of matrix i (rows + 8 for odd i, chunk c + 1 for i >= 2), at the TMA box's
       // swizzled positions (conflict-free: 128-byte rows, the 8 rows of a matrix differ in
-      // row % 8; 64-byte rows, the pairs of rows differ in row / 2 % 4).
+      // row % 8; 64-byte rows, the pairs of rows differ in row / 2 % 4; 32-byte rows, the
+      // fours of rows differ in row / 4 % 2).
       const uint32_t row = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
       constexpr int kBoxChunks = L::kOutBoxCols / 8;
       const uint32_t row_at = staging_u32 + row * (kBoxChunks * 16), cb = lane >> 4;
-      const uint32_t x = kBoxChunks == 8 ? (lane & 7) : (row >> 1) & 3;
+      const uint32_t x = kBoxChunks == 8   ? (lane & 7)
+                         : kBoxChunks == 4 ? (row >> 1) & 3
+                                           : (row >> 2) & 1;
       auto chunk_pair_at = [&](int chunk) {  // even: chunks chunk and chunk + 1, in one box
         return row_at + (chunk / kBoxChunks) * L::kOutBoxBytes +
                ((((chunk % kBoxChunks) | cb) ^ x) << 4);
@@ -641,6 +653,13 @@ KernelChoice choice(bool split) {
             kSmem, kThreads};
 }
 
+// Gated 160- and 224-wide tiles: cooperative, tiles whole (the constructor refuses a split).
+template <typename T, Activation A, int kBN>
+KernelChoice choice_whole() {
+  return {&hopper_gemm_kernel<T, A, false, kBN, false>, Layout<false, false, kBN, 2>::kSmemBytes,
+          threads_for(2)};
+}
+
 template <typename T>
 KernelChoice pick_kernel_typed(Activation act, bool ping_pong, int tile_m, int tile_n, bool split) {
   KernelChoice k;
@@ -649,6 +668,9 @@ KernelChoice pick_kernel_typed(Activation act, bool ping_pong, int tile_m, int t
       k = choice<T, A, true, 256>(false);
     else if (tile_m == 192) {
       if constexpr (A != Activation::kNone) k = choice<T, A, false, 192, 3>(false);
+    } else if (tile_n == 160 || tile_n == 224) {
+      if constexpr (A != Activation::kNone)
+        k = tile_n == 160 ? choice_whole<T, A, 160>() : choice_whole<T, A, 224>();
     } else if (tile_n == 128)
       k = choice<T, A, false, 128>(split);
     else if (tile_n == 192)
@@ -777,8 +799,12 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
   if (config_.group_m < 1) throw CudaError("Hopper GEMM: group_m must be positive");
   const bool ping_pong = config_.schedule == HopperSchedule::kPingPong;
   const int bn = config_.tile_n;
-  if (bn != 256 && (ping_pong || (bn != 128 && bn != 192)))
-    throw CudaError("Hopper GEMM: tiles are 256 wide, or cooperative 128 or 192 wide");
+  if (bn != 256 && (ping_pong || (bn != 128 && bn != 192 && bn != 160 && bn != 224)))
+    throw CudaError("Hopper GEMM: tiles are 256 wide, or cooperative 128, 160, 192 or 224 wide");
+  if ((bn == 160 || bn == 224) && (act == Activation::kNone || config_.tile_m != 128 ||
+                                   config_.split_tail || config_.dynamic_tiles))
+    throw CudaError(
+        "Hopper GEMM: 160- and 224-wide tiles are gated, 128 rows, whole and dealt in stride");
   const int bm = config_.tile_m;
   if (bm != 128 && (bm != 192 || ping_pong || bn != 192 || act == Activation::kNone ||
                     config_.cluster_n != 1 || config_.stagger != 0 || config_.split_tail))
@@ -896,12 +922,16 @@ void HopperGemm::run(const void* a, void* out, cudaStream_t stream) {
                                         (ping_pong ? 64u : static_cast<uint32_t>(config_.tile_m)) /
                                             static_cast<uint32_t>(config_.cluster_n)))
              .first;
+  // The output's boxes, as the kernel's Layout stores them: 64, 32 or 16 columns.
+  const int out_tile_cols = act_ == Activation::kNone ? config_.tile_n : config_.tile_n / 2;
   auto io = maps_->out.find(out);
   if (io == maps_->out.end())
     io = maps_->out
-             .emplace(out, act_ != Activation::kNone && config_.tile_n == 192
+             .emplace(out, out_tile_cols % 64 == 0
+                               ? encode_tma_map_128b(out, rows_, maps_->params.out_cols, 64)
+                           : out_tile_cols % 32 == 0
                                ? encode_tma_map_64b(out, rows_, maps_->params.out_cols, 64)
-                               : encode_tma_map_128b(out, rows_, maps_->params.out_cols, 64))
+                               : encode_tma_map_32b(out, rows_, maps_->params.out_cols, 64))
              .first;
 
   cudaLaunchConfig_t cfg{};

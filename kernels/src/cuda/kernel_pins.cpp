@@ -65,8 +65,10 @@ HopperGemmConfig parse_hopper_config(const std::string& text) {
       c.tile_m = small_int(tile[0], 1, 1 << 16, "the tile's rows", text);
       c.tile_n = small_int(tile[1], 1, 1 << 16, "the tile width", text);
     }
-    if (tile.size() > 2 || (c.tile_n != 128 && c.tile_n != 192 && c.tile_n != 256))
-      throw ConfigError("kernel pin '" + text + "': cooperative tiles are 128, 192 or 256 wide");
+    if (tile.size() > 2 || (c.tile_n != 128 && c.tile_n != 160 && c.tile_n != 192 &&
+                            c.tile_n != 224 && c.tile_n != 256))
+      throw ConfigError("kernel pin '" + text +
+                        "': cooperative tiles are 128, 160, 192, 224 or 256 wide");
     if (c.tile_m != 128 && (c.tile_m != 192 || c.tile_n != 192))
       throw ConfigError("kernel pin '" + text + "': cooperative tiles are 128 rows, or 192 x 192");
   } else {

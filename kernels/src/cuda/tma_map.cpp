@@ -57,6 +57,11 @@ CUtensorMap encode_tma_map_64b(const void* base, uint64_t rows, uint64_t cols, u
                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 }
 
+CUtensorMap encode_tma_map_32b(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows) {
+  return encode_2d(base, rows, cols, 16, box_rows, CU_TENSOR_MAP_SWIZZLE_32B,
+                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+}
+
 CUtensorMap encode_tma_map_rows(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows) {
   return encode_2d(base, rows, cols, static_cast<uint32_t>(cols), box_rows,
                    CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE);

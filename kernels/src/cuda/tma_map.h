@@ -16,6 +16,10 @@ CUtensorMap encode_tma_map_128b(const void* base, uint64_t rows, uint64_t cols, 
 // output columns).
 CUtensorMap encode_tma_map_64b(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows);
 
+// The same tensor in boxes of [box_rows, 16] with 32-byte swizzle (the 80 and 112 output
+// columns of gated 160- and 224-wide tiles).
+CUtensorMap encode_tma_map_32b(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows);
+
 // The same tensor in unswizzled boxes of [box_rows, cols] (cols * 2 a multiple of 16, at most
 // 256 elements): the box lands in shared memory as its rows back to back.
 CUtensorMap encode_tma_map_rows(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows);
