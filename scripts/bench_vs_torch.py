@@ -480,6 +480,14 @@ def parse_shape(text):
     return (rows, dim, hidden, m.group(4), m.group(5))
 
 
+def dram_words(row):
+    """"; DRAM eager X MB, gated Y MB" for a row measured with --dram, else nothing."""
+    if "dram_eager" not in row:
+        return ""
+    mb = lambda b: f"{b / 1e6:.1f} MB" if b is not None else "not read"
+    return f"; DRAM per pass eager {mb(row['dram_eager'])}, gated {mb(row['dram_gated'])}"
+
+
 def sweep_mode(args, l2, ours):
     """Per shape: torch eager, torch.compile, our eager and our gated-gemm, timed in rotating
     rounds in this one process (timed_rounds), medians over the rounds."""
@@ -553,7 +561,7 @@ def sweep_mode(args, l2, ours):
               f"{graph_c or 0:.1f} us, gated-gemm {graph_g or 0:.1f} us; GPU during compile "
               f"{clock_words(median_clock(clocks['compile']))}, during gated "
               f"{clock_words(median_clock(clocks.get('ours gated-gemm', [])))}; kernels "
-              f"{row['kernel_choices']}", flush=True)
+              f"{row['kernel_choices']}{dram_words(row)}", flush=True)
         for m in mine.values():
             m.close()
         del model, compiled, inputs, contenders

@@ -22,7 +22,9 @@ gpu_tests=(tests/kernels/kernels_gpu_test tests/kernels/kernels_capi_gpu_test te
   tests/profiler/lab_gpu_tests tests/profiler/lab_counters_gpu_tests
   tests/counters/counters_gpu_test tests/profiler/counters_ncu_gpu_tests
   tests/profiler/inject_gpu_tests)
+# hopper_gemm_bench: for bench/kernels/hopper_gemm_device_run.sh over the unpacked bin/.
 programs=(app/fusionscope bench/kernels/kernels_bench bench/kernels/libfusionscope_mlp.so
+  bench/kernels/hopper_gemm_bench
   bench/profiler/fusionscope_capture_overhead
   bench/counters/counters_calibrate tests/profiler/counters_ncu_workload
   bench/profiler/fusionscope_injection_overhead tests/profiler/cuda_target)
@@ -47,7 +49,7 @@ pack() {
   # EGL (headless screenshots on the server's driver) is loaded at run time, so ldd misses it.
   for l in libEGL.so.1 libGLX.so.0 libGL.so.1; do cp -L "/usr/lib/x86_64-linux-gnu/$l" "$dest/lib/"; done
   cp -L /usr/local/cuda/lib64/libcupti.so.13 "$dest/lib/" 2>/dev/null || true
-  tar -C "$dest" -cJf "$dest/bin.tar.xz" bin && rm -rf "$dest/bin"
+  tar -C "$dest" -cJf "$dest/bin.tar.xz" bin && rm -rf "${dest:?}/bin"
   du -sh "$dest"
 }
 
