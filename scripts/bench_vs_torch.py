@@ -481,7 +481,8 @@ def parse_shape(text):
 
 
 def dram_words(row):
-    """"; DRAM eager X MB, gated Y MB" for a row measured with --dram, else nothing."""
+    """The DRAM bytes of a row measured with --dram ("; DRAM per pass eager X MB, gated Y MB"),
+    else nothing."""
     if "dram_eager" not in row:
         return ""
     mb = lambda b: f"{b / 1e6:.1f} MB" if b is not None else "not read"

@@ -6,9 +6,9 @@
 #   hopper_gemm_device_run.sh BIN OUT [STEPS...]
 #   (steps: sass launch tests probe dram torch sanitize lab)
 # BIN: the binaries named in docs/kernels.md, or the bin/ of a scripts/gpu_bundle.sh bundle.
-# sass: scripts/sass_facts.py over the Hopper GEMM's and the fully fused MLP's kernels (fails
-# on a kernel without wgmma or TMA, or on a GEMM kernel that spills). launch: one launch of the default gated
-# configuration under Nsight Compute, whose launch statistics give its cluster size.
+# sass: scripts/sass_facts.py over the Hopper GEMM's and the fully fused MLP's kernels (fails on
+# a kernel without wgmma or TMA, or on a GEMM kernel that spills). launch: one launch of the
+# default gated configuration under Nsight Compute, whose launch statistics give its cluster size.
 # Environment: DEADLINE (s, default 575), TORCH_PRESETS (presets for the torch step; empty for the
 # sweep alone), TORCH_ARGS (more arguments for it, e.g. --only 8192x4096x14336), TORCH_LIMIT (its
 # time limit in seconds, default 400), SAN_BENCH=0
@@ -126,8 +126,8 @@ trap 'kill $sampler 2>/dev/null' EXIT
       step "compute-sanitizer $tool: Hopper GEMM, every kind of tile, several tiles per CTA"
       # Cooperative 128 to 256 wide and 192 x 192, ping-pong, clusters of 1, 2 and 2 x 2,
       # dynamic tiles, split tails (over a partial wave and across tiles' ends) and a stagger;
-      # a hidden width of 3000, K of 136 and 776 (no whole k-block). racecheck, about 15 times
-      # slower (an H200: past 120 s over the gated set), takes the smaller shapes.
+      # a hidden width of 3000, K of 136 and 776 (no whole k-block). racecheck, far slower
+      # (on an H200 past 120 s over the gated set of three shapes), takes the smaller ones.
       big_gated=gated:1000:776:3000:bf16:gelu-tanh big_plain=plain:256:520:28160:bf16
       [ $tool = racecheck ] && big_gated="" && big_plain=""
       timeout $(lim 240) compute-sanitizer --tool $tool --print-limit 10 "$BIN/hopper_gemm_bench" \
