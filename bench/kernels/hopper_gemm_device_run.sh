@@ -11,10 +11,10 @@
 # default gated configuration under Nsight Compute, whose launch statistics give its cluster size.
 # Environment: DEADLINE (s, default 575), TORCH_PRESETS (presets for the torch step; empty for the
 # sweep alone), TORCH_ARGS (more arguments for it, e.g. --only 8192x4096x14336), TORCH_LIMIT (its
-# time limit in seconds, default 400), SAN_BENCH=0
-# (sanitizers on the runner's set only), LAB_DIR (lab step), CONFIGS (the probe's and the dram
-# step's configurations, as --config arguments), PROBE_SHAPES / DRAM_SHAPES (their shapes),
-# PROBE_ARGS (the probe's rounds, iterations and warm-up).
+# time limit in seconds, default 400), SAN_BENCH=0 (sanitizers on the runner's set only),
+# SAN_TOOLS (default "memcheck racecheck synccheck"), LAB_DIR (lab step), CONFIGS (the probe's
+# and the dram step's configurations, as --config arguments), PROBE_SHAPES / DRAM_SHAPES (their
+# shapes), PROBE_ARGS (the probe's rounds, iterations and warm-up).
 # dram: DRAM bytes per kernel (Nsight Compute) of each configuration and of cuBLASLt's GEMMs on
 # DRAM_SHAPES.
 # The GPU's power draw, SM clock and temperature are sampled every 100 ms into OUT/power.csv.
@@ -117,7 +117,7 @@ trap 'kill $sampler 2>/dev/null' EXIT
     grep -v "^config\|^ *$" "$OUT/torch.log" | tail -75
   fi
   if has sanitize; then
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
       step "compute-sanitizer $tool: the runner's sanitize set (tuning times every configuration)"
       # racecheck takes ~130 s over this set on an H100, and ~46 s over the GEMM's below
       timeout $(lim 240) compute-sanitizer --tool $tool --print-limit 10 "$BIN/kernels_gpu_test" \

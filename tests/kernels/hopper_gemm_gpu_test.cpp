@@ -117,6 +117,13 @@ TEST(HopperGemmGpu, EveryConfigurationOnOddShapes) {
         if (s.gated || (tile_n != 160 && tile_n != 224))
           configs.push_back(
               {.cluster = cluster, .group_m = 3, .k_serpentine = cluster == 1, .tile_n = tile_n});
+    // The default in clusters of 2 x 2, which the tuner makes the gated default where it fills
+    // as few waves as pairs.
+    if (s.gated) {
+      fd::HopperGemmConfig quad = fd::default_hopper_config();
+      quad.cluster_n = 2;
+      configs.push_back(quad);
+    }
     // Dynamic tiles, at every tile width.
     for (int tile_n : {128, 192, 256})
       configs.push_back({.cluster = 2,
@@ -233,6 +240,38 @@ TEST(HopperGemmGpu, DynamicTilesOnlyCooperativeInClustersOfTwo) {
   expect_refused({{.schedule = fd::HopperSchedule::kPingPong, .cluster = 2, .dynamic_tiles = true},
                   {.cluster = 1, .dynamic_tiles = true},
                   {.cluster = 2, .cluster_n = 2, .dynamic_tiles = true}});
+}
+
+// Waves: rounds of whole tiles over the clusters that fit, as the tuner compares pairs and 2 x 2.
+TEST(HopperGemmGpu, WavesAreRoundsOfTilesOnTheClustersThatFit) {
+  FUSIONSCOPE_REQUIRE_GPU();
+  if (!fd::hopper_gemm_available(0)) GTEST_SKIP() << "needs an sm_90 GPU and sm_90a code";
+  fd::DeviceBuffer w(2 * 3072 * 4096 * 2);
+  fd::HopperGemmConfig pair = fd::default_hopper_config(), quad = pair;
+  quad.cluster_n = 2;
+  auto waves = [&](uint64_t rows, uint64_t n, uint64_t k, const fd::HopperGemmConfig& c,
+                   uint64_t cluster_tiles) {
+    const fd::HopperGemm g(fk::DType::kBf16, fk::Activation::kSilu, rows, n, k, w.get(), c, 0);
+    const uint64_t clusters = g.grid() / static_cast<unsigned>(c.cluster * c.cluster_n);
+    EXPECT_EQ(g.waves(), (cluster_tiles + clusters - 1) / clusters) << fd::to_string(c);
+    return g.waves();
+  };
+  // The post's GeGLU: 32 x 24 pairs of 128 x 256 tiles, 32 x 12 quads.
+  const uint64_t post_pairs = waves(8192, 2 * 3072, 768, pair, 32 * 24);
+  const uint64_t post_quads = waves(8192, 2 * 3072, 768, quad, 32 * 12);
+  // 1280 x 4096 -> 2 x 3072: 5 x 24 pairs, 5 x 12 quads; 2 waves each on 132 SMs.
+  const uint64_t pairs = waves(1280, 2 * 3072, 4096, pair, 5 * 24);
+  const uint64_t quads = waves(1280, 2 * 3072, 4096, quad, 5 * 12);
+  int sms = 0;
+  FS_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  if (sms == 132) {  // an H100 or H200 SXM: 66 pairs and 30 quads fit
+    EXPECT_EQ(post_pairs, 12u);
+    EXPECT_EQ(post_quads, 13u);
+    EXPECT_EQ(pairs, 2u);
+    EXPECT_EQ(quads, 2u);
+  }
+  // Fewer tiles than clusters: one wave.
+  EXPECT_EQ(waves(128, 2 * 256, 64, pair, 1), 1u);
 }
 
 TEST(HopperGemmGpu, OperandsPastTheL2) {

@@ -118,6 +118,8 @@ class HopperGemm {
   void run(const void* a, void* out, cudaStream_t stream);
   const HopperGemmConfig& config() const { return config_; }
   unsigned grid() const { return grid_; }
+  // Rounds of whole tiles on as many clusters as fit at once, a partial last round counted whole.
+  uint64_t waves() const { return waves_; }
   // Most pieces a tail tile is cut in (1: no tile split; see HopperGemmConfig::split_tail).
   uint32_t split() const;
 
@@ -128,6 +130,7 @@ class HopperGemm {
   uint64_t rows_, n_, k_;
   HopperGemmConfig config_;
   unsigned grid_ = 0;
+  uint64_t waves_ = 0;
   std::unique_ptr<Maps> maps_;  // TMA descriptors: b, and one per a / out buffer seen
 };
 
@@ -142,7 +145,9 @@ struct HopperTuning {
 size_t pick_candidate(const std::vector<double>& median_us, double clearly_faster);
 
 // Times every candidate on these buffers (out is overwritten) and returns the fastest by median
-// over interleaved rounds; the default (first) candidate unless another is 2% faster. A
+// over interleaved rounds; the default (first) candidate unless another is 2% faster. For a
+// gated product the default is in clusters of 2 x 2 where they take no more waves of tiles than
+// the candidates' default in pairs (see hopper_gemm_tune.cpp), else the candidates' first. A
 // `reference` (another kernel for the same product, e.g. cuBLASLt's) is timed in the same rounds,
 // so that the two are compared under the same clock. The result is remembered per (device,
 // dtype, act, rows, n, k, reference or not) for the life of the process, so repeated runs of a

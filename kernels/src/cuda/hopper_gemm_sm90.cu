@@ -881,6 +881,7 @@ HopperGemm::HopperGemm(DType dtype, Activation act, uint64_t rows, uint64_t n, u
     max_clusters = std::min(max_clusters, n_clusters);
   }
   const uint64_t tiles = tile_count(p);
+  waves_ = (tiles + static_cast<uint64_t>(max_clusters) - 1) / static_cast<uint64_t>(max_clusters);
   const SplitTail plan =
       config_.split_tail
           ? plan_split_tail(tiles, static_cast<uint64_t>(max_clusters), p.kblocks)
